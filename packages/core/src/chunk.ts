@@ -1,0 +1,283 @@
+import { OpenRathError } from "./errors.js";
+import { newId } from "./internal/id.js";
+import type { JsonValue } from "./json.js";
+import type { Usage } from "./usage.js";
+
+/** The five kinds of chunk. `event` chunks are runtime records the model never sees. */
+export type ChunkKind = "system" | "user" | "assistant" | "tool_result" | "event";
+
+/** The chunk kinds, in a stable order. */
+export const CHUNK_KINDS: readonly ChunkKind[] = Object.freeze([
+  "system",
+  "user",
+  "assistant",
+  "tool_result",
+  "event",
+]);
+
+/** A tool call in OpenAI wire shape; `arguments` is the raw JSON text the model produced. */
+export interface ToolCall {
+  readonly id: string;
+  readonly type: "function";
+  readonly function: { readonly name: string; readonly arguments: string };
+}
+
+/** Fields every chunk has. */
+export interface ChunkBase {
+  /** Unique id (a UUID v7). A chunk keeps its id wherever it is copied, merged or serialized. */
+  readonly id: string;
+  readonly kind: ChunkKind;
+  /** Who wrote it: an agent name or a workflow path such as `"planner/coder"`. */
+  readonly author?: string;
+  /** When it was made, in Unix epoch milliseconds. */
+  readonly createdAt: number;
+  /** The session (branch) that first appended the chunk; `provenance()` starts here. */
+  readonly sessionId: string;
+}
+
+/** Instructions for the model. */
+export interface SystemChunk extends ChunkBase {
+  readonly kind: "system";
+  readonly content: string;
+}
+
+/** A user turn. Text from outside the conversation (such as recalled memory) is marked `untrusted`. */
+export interface UserChunk extends ChunkBase {
+  readonly kind: "user";
+  readonly content: string;
+  /** True when the text did not come from the user (recalled memory, fetched pages). */
+  readonly untrusted?: boolean;
+  /** Where untrusted text came from, such as a memory entry id or a URL. */
+  readonly source?: string;
+}
+
+/** A model turn: text, tool calls, or both, with the usage of the call that produced it. */
+export interface AssistantChunk extends ChunkBase {
+  readonly kind: "assistant";
+  /** Text of the turn, or `null` for a turn that only calls tools. */
+  readonly content: string | null;
+  readonly toolCalls?: readonly ToolCall[];
+  /** Usage of the model call that produced this chunk. */
+  readonly usage?: Usage;
+  /** The model that produced it, as the provider named it. */
+  readonly model?: string;
+  /** Why the model stopped, as normalized by the provider (`stop`, `tool_calls`, `length`, …). */
+  readonly finishReason?: string;
+}
+
+/** The result of one tool call, as the JSON text sent back to the model. */
+export interface ToolResultChunk extends ChunkBase {
+  readonly kind: "tool_result";
+  readonly toolCallId: string;
+  /** Name of the tool that was called. */
+  readonly name: string;
+  /** The result as a JSON document (a string). */
+  readonly content: string;
+  /** True when the tool failed; `content` then holds a structured error. */
+  readonly isError?: boolean;
+}
+
+/**
+ * A runtime record the model never sees: memory recall and commit, selector decisions,
+ * compression, sandbox placement, budgets, errors.
+ */
+export interface EventChunk extends ChunkBase {
+  readonly kind: "event";
+  /** Dotted event name such as `memory.recall` or `selector.decision`. */
+  readonly name: string;
+  readonly data?: JsonValue;
+  /** Usage this event accounts for (a compression carries the usage it folded away). */
+  readonly usage?: Usage;
+  readonly model?: string;
+}
+
+/** Any chunk. */
+export type Chunk = SystemChunk | UserChunk | AssistantChunk | ToolResultChunk | EventChunk;
+
+type Input<C extends Chunk> = Omit<C, "id" | "createdAt" | "sessionId"> &
+  Partial<Pick<C, "id" | "createdAt" | "sessionId">>;
+
+/**
+ * A chunk to append. `id`, `createdAt` and `sessionId` are filled in when absent; a chunk that
+ * already has them (copied from another session) keeps them.
+ */
+export type ChunkInput =
+  | Input<SystemChunk>
+  | Input<UserChunk>
+  | Input<AssistantChunk>
+  | Input<ToolResultChunk>
+  | Input<EventChunk>;
+
+/** A model-visible message in OpenAI Chat Completions shape. */
+export type Message =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string }
+  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[] }
+  | { role: "tool"; content: string; tool_call_id: string };
+
+function invalid(message: string, value: unknown): never {
+  throw new OpenRathError("invalid_chunk", message, { details: { value } });
+}
+
+function isUsage(value: unknown): value is Usage {
+  if (typeof value !== "object" || value === null) return false;
+  const u = value as Record<string, unknown>;
+  for (const key of ["promptTokens", "completionTokens", "totalTokens"]) {
+    if (typeof u[key] !== "number" || !Number.isFinite(u[key]) || (u[key] as number) < 0) return false;
+  }
+  for (const key of ["cachedPromptTokens", "reasoningTokens"]) {
+    if (u[key] !== undefined && (typeof u[key] !== "number" || (u[key] as number) < 0)) return false;
+  }
+  return true;
+}
+
+function isToolCall(value: unknown): value is ToolCall {
+  if (typeof value !== "object" || value === null) return false;
+  const c = value as Record<string, unknown>;
+  const f = c.function as Record<string, unknown> | undefined;
+  return (
+    typeof c.id === "string" &&
+    c.type === "function" &&
+    typeof f === "object" &&
+    f !== null &&
+    typeof f.name === "string" &&
+    typeof f.arguments === "string"
+  );
+}
+
+const optionalString = (v: unknown) => v === undefined || typeof v === "string";
+
+/**
+ * Checks `input` and returns a frozen chunk with id, timestamp and branch filled in.
+ *
+ * @throws {OpenRathError} code `invalid_chunk` naming the field that is wrong.
+ */
+export function createChunk(input: ChunkInput, sessionId: string, now: number = Date.now()): Chunk {
+  if (typeof input !== "object" || input === null)
+    invalid(`A chunk must be an object, got ${typeof input}.`, input);
+  const c = input as unknown as Record<string, unknown>;
+  if (!optionalString(c.id) || c.id === "")
+    invalid("Chunk `id` must be a non-empty string when given.", input);
+  if (!optionalString(c.author)) invalid("Chunk `author` must be a string when given.", input);
+  if (!optionalString(c.sessionId)) invalid("Chunk `sessionId` must be a string when given.", input);
+  if (c.createdAt !== undefined && (typeof c.createdAt !== "number" || !Number.isFinite(c.createdAt))) {
+    invalid("Chunk `createdAt` must be a number of epoch milliseconds when given.", input);
+  }
+  if (c.usage !== undefined && !isUsage(c.usage)) {
+    invalid(
+      "Chunk `usage` must have non-negative numeric promptTokens, completionTokens and totalTokens.",
+      input,
+    );
+  }
+  switch (c.kind) {
+    case "system":
+    case "user":
+      if (typeof c.content !== "string") invalid(`A ${c.kind} chunk needs string \`content\`.`, input);
+      break;
+    case "assistant":
+      if (c.content !== null && typeof c.content !== "string") {
+        invalid("An assistant chunk needs `content` as a string or null.", input);
+      }
+      if (c.toolCalls !== undefined && (!Array.isArray(c.toolCalls) || !c.toolCalls.every(isToolCall))) {
+        invalid(
+          "Assistant `toolCalls` must be an array of { id, type: 'function', function: { name, arguments } } with string arguments.",
+          input,
+        );
+      }
+      if (c.content === null && (c.toolCalls === undefined || (c.toolCalls as unknown[]).length === 0)) {
+        invalid("An assistant chunk needs text content, tool calls, or both.", input);
+      }
+      break;
+    case "tool_result":
+      if (typeof c.toolCallId !== "string" || typeof c.name !== "string" || typeof c.content !== "string") {
+        invalid("A tool_result chunk needs string `toolCallId`, `name` and `content`.", input);
+      }
+      break;
+    case "event":
+      if (typeof c.name !== "string" || c.name === "")
+        invalid("An event chunk needs a non-empty string `name`.", input);
+      break;
+    default:
+      invalid(
+        `Unknown chunk kind ${JSON.stringify(c.kind)}; valid kinds are ${CHUNK_KINDS.join(", ")}.`,
+        input,
+      );
+  }
+  if (
+    c.id !== undefined &&
+    c.createdAt !== undefined &&
+    c.sessionId !== undefined &&
+    Object.isFrozen(input)
+  ) {
+    return input as Chunk;
+  }
+  return Object.freeze({
+    ...c,
+    id: (c.id as string | undefined) ?? newId(now),
+    createdAt: (c.createdAt as number | undefined) ?? now,
+    sessionId: (c.sessionId as string | undefined) ?? sessionId,
+  }) as unknown as Chunk;
+}
+
+/** The model-visible message of `chunk`, or `undefined` for an `event` chunk. */
+export function chunkToMessage(chunk: Chunk): Message | undefined {
+  switch (chunk.kind) {
+    case "system":
+      return { role: "system", content: chunk.content };
+    case "user":
+      return { role: "user", content: chunk.content };
+    case "assistant":
+      return chunk.toolCalls && chunk.toolCalls.length > 0
+        ? {
+            role: "assistant",
+            content: chunk.content,
+            tool_calls: chunk.toolCalls.map((c) => ({ ...c, function: { ...c.function } })),
+          }
+        : { role: "assistant", content: chunk.content };
+    case "tool_result":
+      return { role: "tool", content: chunk.content, tool_call_id: chunk.toolCallId };
+    case "event":
+      return undefined;
+  }
+}
+
+/**
+ * Chunk inputs for OpenAI-shaped `messages`. A tool message gets its tool name from the assistant
+ * call it answers.
+ *
+ * @throws {OpenRathError} code `invalid_chunk` for an unknown role or a malformed message.
+ */
+export function messagesToChunkInputs(messages: readonly Message[]): ChunkInput[] {
+  if (!Array.isArray(messages)) {
+    throw new OpenRathError("invalid_argument", "Session.fromMessages expects an array of messages.", {
+      details: { value: messages },
+    });
+  }
+  const names = new Map<string, string>();
+  return messages.map((m, i): ChunkInput => {
+    switch (m?.role) {
+      case "system":
+      case "user":
+        return { kind: m.role, content: m.content };
+      case "assistant": {
+        for (const call of m.tool_calls ?? []) names.set(call.id, call.function?.name);
+        return m.tool_calls && m.tool_calls.length > 0
+          ? { kind: "assistant", content: m.content ?? null, toolCalls: m.tool_calls }
+          : { kind: "assistant", content: m.content ?? "" };
+      }
+      case "tool":
+        return {
+          kind: "tool_result",
+          toolCallId: m.tool_call_id,
+          name: names.get(m.tool_call_id) ?? "",
+          content: m.content,
+        };
+      default:
+        throw new OpenRathError(
+          "invalid_chunk",
+          `Message ${i} has role ${JSON.stringify((m as { role?: unknown })?.role)}; valid roles are system, user, assistant, tool.`,
+          { details: { index: i, value: m } },
+        );
+    }
+  });
+}

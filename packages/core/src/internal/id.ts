@@ -1,0 +1,55 @@
+const digits = "0123456789abcdef";
+const chars = new Array<number>(36);
+const pool = new Uint8Array(16 * 256);
+let poolOffset = pool.length;
+let lastMs = -1;
+let sequence = 0;
+
+function nextRandom(): number {
+  if (poolOffset >= pool.length) {
+    globalThis.crypto.getRandomValues(pool);
+    poolOffset = 0;
+  }
+  return pool[poolOffset++]!;
+}
+
+function put(at: number, byte: number): number {
+  chars[at] = digits.charCodeAt(byte >>> 4);
+  chars[at + 1] = digits.charCodeAt(byte & 0xf);
+  return at + 2;
+}
+
+/**
+ * A UUID version 7 (RFC 9562): 48 bits of Unix milliseconds, a 12-bit counter that keeps ids made
+ * in the same millisecond in creation order, then 62 random bits. Sorting ids sorts by creation.
+ * Built as one flat string, since concatenation would leave a rope that costs several times more
+ * memory per id.
+ */
+export function newId(now: number = Date.now()): string {
+  if (now > lastMs) {
+    lastMs = now;
+    sequence = 0;
+  } else if (++sequence > 0xfff) {
+    // More than 4096 ids in one millisecond: borrow the next millisecond so order still holds.
+    lastMs++;
+    sequence = 0;
+  }
+  const hi = Math.floor(lastMs / 0x1000000);
+  const lo = lastMs % 0x1000000;
+  let at = put(0, (hi >>> 16) & 0xff);
+  at = put(at, (hi >>> 8) & 0xff);
+  at = put(at, hi & 0xff);
+  at = put(at, (lo >>> 16) & 0xff);
+  chars[at++] = 45;
+  at = put(at, (lo >>> 8) & 0xff);
+  at = put(at, lo & 0xff);
+  chars[at++] = 45;
+  at = put(at, 0x70 | (sequence >>> 8));
+  at = put(at, sequence & 0xff);
+  chars[at++] = 45;
+  at = put(at, 0x80 | (nextRandom() & 0x3f));
+  at = put(at, nextRandom());
+  chars[at++] = 45;
+  for (let i = 0; i < 6; i++) at = put(at, nextRandom());
+  return String.fromCharCode.apply(null, chars);
+}

@@ -1,0 +1,372 @@
+import type { Chunk } from "./chunk.js";
+import { OpenRathError } from "./errors.js";
+import type { JsonValue } from "./json.js";
+import type { Usage } from "./usage.js";
+
+/**
+ * What made a session. The first group matches the Python original's lineage kinds; `unknown` is
+ * what a session restored without lineage gets. Other strings are allowed for new operators.
+ */
+export type LineageOp =
+  | "leaf_user"
+  | "leaf_system"
+  | "create"
+  | "fork"
+  | "detach"
+  | "merge"
+  | "loop"
+  | "compress"
+  | "select"
+  | "workflow"
+  | "unknown"
+  | (string & {});
+
+/** Annotations on a lineage node, such as `{ "loop.truncated": true }`. Values are JSON. */
+export type LineageExtras = Readonly<Record<string, JsonValue>>;
+
+const NO_PARENTS: readonly LineageNode[] = Object.freeze([]);
+const NO_EXTRAS: LineageExtras = Object.freeze({});
+
+/**
+ * One immutable node of the lineage DAG: the operation that created a session identity. It points
+ * at its parents' nodes, never at their chunks, so holding a node keeps no transcript alive.
+ */
+export class LineageNode {
+  /** Parent nodes in operation order (for a merge: `[self, other]`). Empty for a root. */
+  readonly parents: readonly LineageNode[];
+  /** Annotations (JSON values). */
+  readonly extras: LineageExtras;
+
+  /**
+   * @param id - the session id this node stands for.
+   * @param op - the operation kind.
+   * @param operator - who ran it: `"Session.fork"`, an agent or workflow name.
+   * @param length - the session's chunk count when the node was made.
+   * @param createdAt - Unix epoch milliseconds.
+   */
+  constructor(
+    readonly id: string,
+    readonly op: LineageOp,
+    readonly operator: string,
+    parents: readonly LineageNode[] = NO_PARENTS,
+    extras: LineageExtras = NO_EXTRAS,
+    readonly length: number = 0,
+    readonly createdAt: number = Date.now(),
+  ) {
+    this.parents = parents.length === 0 ? NO_PARENTS : Object.freeze(parents.slice());
+    this.extras = Object.keys(extras).length === 0 ? NO_EXTRAS : Object.freeze({ ...extras });
+  }
+}
+
+/** Anything with a lineage node, a chunk count and usage: a `Session`, for one. */
+export interface LineageSource {
+  readonly lineage: LineageNode;
+  readonly length: number;
+  readonly usage: Usage;
+}
+
+/** A node of a {@link LineageGraph}. */
+export interface LineageGraphNode {
+  readonly id: string;
+  readonly op: LineageOp;
+  readonly operator: string;
+  readonly parents: readonly string[];
+  readonly extras: LineageExtras;
+  readonly createdAt: number;
+  /** Chunks in the newest version known: exact for the sessions passed in, else the most seen. */
+  readonly chunkCount: number;
+  /** Usage, known only for the sessions passed in (`null` for ancestors reached through parents). */
+  readonly usage: Usage | null;
+}
+
+/** A parent → child edge of a {@link LineageGraph}, labelled with the child's operation. */
+export interface LineageGraphEdge {
+  readonly from: string;
+  readonly to: string;
+  readonly op: LineageOp;
+}
+
+/** The lineage DAG reachable from some sessions, nodes in topological order (parents first). */
+export interface LineageGraph {
+  readonly nodes: readonly LineageGraphNode[];
+  readonly edges: readonly LineageGraphEdge[];
+}
+
+/**
+ * Walks the lineage DAG from `sources` (sessions or bare nodes) to every ancestor. Nodes come out
+ * parents first, in a stable order; a session id reached twice appears once.
+ */
+export function lineageGraph(...sources: readonly (LineageSource | LineageNode)[]): LineageGraph {
+  const known = new Map<string, { length: number; usage: Usage }>();
+  const roots: LineageNode[] = [];
+  for (const source of sources) {
+    if (source instanceof LineageNode) {
+      roots.push(source);
+      continue;
+    }
+    roots.push(source.lineage);
+    const prev = known.get(source.lineage.id);
+    if (!prev || prev.length < source.length)
+      known.set(source.lineage.id, { length: source.length, usage: source.usage });
+  }
+  const order: LineageNode[] = [];
+  const state = new Map<string, "visiting" | "done">();
+  const maxLength = new Map<string, number>();
+  // Iterative post-order DFS: lineage chains can be far deeper than the call stack.
+  for (const root of roots) {
+    const stack: { node: LineageNode; next: number }[] = [{ node: root, next: 0 }];
+    if (state.has(root.id)) continue;
+    state.set(root.id, "visiting");
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      const parent = top.node.parents[top.next++];
+      if (parent === undefined) {
+        stack.pop();
+        state.set(top.node.id, "done");
+        order.push(top.node);
+        continue;
+      }
+      // A child made by fork or detach starts as a copy of its parent at that moment.
+      if (top.node.op === "fork" && top.node.parents.length === 1) {
+        maxLength.set(parent.id, Math.max(maxLength.get(parent.id) ?? 0, top.node.length));
+      }
+      const seen = state.get(parent.id);
+      if (seen === "visiting") {
+        throw new OpenRathError("lineage_cycle", `Lineage has a cycle through session ${parent.id}.`, {
+          details: { id: parent.id },
+        });
+      }
+      if (seen === undefined) {
+        state.set(parent.id, "visiting");
+        stack.push({ node: parent, next: 0 });
+      }
+    }
+  }
+  const nodes: LineageGraphNode[] = [];
+  const edges: LineageGraphEdge[] = [];
+  for (const node of order) {
+    const k = known.get(node.id);
+    nodes.push({
+      id: node.id,
+      op: node.op,
+      operator: node.operator,
+      parents: node.parents.map((p) => p.id),
+      extras: node.extras,
+      createdAt: node.createdAt,
+      chunkCount: k?.length ?? Math.max(node.length, maxLength.get(node.id) ?? 0),
+      usage: k?.usage ?? null,
+    });
+    for (const parent of node.parents) edges.push({ from: parent.id, to: node.id, op: node.op });
+  }
+  return { nodes, edges };
+}
+
+function toGraph(input: LineageGraph | LineageSource | readonly LineageSource[]): LineageGraph {
+  if (Array.isArray(input)) return lineageGraph(...input);
+  if ("nodes" in input && "edges" in input) return input as LineageGraph;
+  return lineageGraph(input as LineageSource);
+}
+
+const ORIGINAL_KIND: Record<string, string> = {
+  leaf_user: "leaf_user",
+  leaf_system: "leaf_system",
+  unknown: "unknown",
+  create: "op_create",
+  fork: "op_fork",
+  detach: "op_detach",
+  merge: "op_merge",
+  loop: "op_session_loop",
+  compress: "op_session_compress",
+};
+
+/** The Python original's `lineage_kind` string for `op` (`fork` → `op_fork`, `loop` → `op_session_loop`). */
+export function originalLineageKind(op: LineageOp): string {
+  return ORIGINAL_KIND[op] ?? `op_${op}`;
+}
+
+/**
+ * The lineage as JSONL, one node per line in the Python original's export shape: `id`,
+ * `parent_session_ids`, `lineage_operator`, `lineage_kind`, `lineage_extras` (`[[key, value]]`),
+ * `chunk_count`, `cumulative_usage` (`{prompt_tokens, completion_tokens, total_tokens}` or null).
+ */
+export function lineageToJsonl(input: LineageGraph | LineageSource | readonly LineageSource[]): string {
+  return toGraph(input)
+    .nodes.map((n) =>
+      JSON.stringify({
+        id: n.id,
+        parent_session_ids: n.parents,
+        lineage_operator: n.operator,
+        lineage_kind: originalLineageKind(n.op),
+        lineage_extras: Object.entries(n.extras),
+        chunk_count: n.chunkCount,
+        cumulative_usage: n.usage
+          ? {
+              prompt_tokens: n.usage.promptTokens,
+              completion_tokens: n.usage.completionTokens,
+              total_tokens: n.usage.totalTokens,
+            }
+          : null,
+      }),
+    )
+    .map((line) => `${line}\n`)
+    .join("");
+}
+
+/** Short display form of a session id: its last eight hex digits (the random part of a UUID v7). */
+export function shortId(id: string): string {
+  return id.replace(/-/g, "").slice(-8);
+}
+
+function label(n: LineageGraphNode): string[] {
+  const lines = [
+    n.op,
+    n.operator,
+    `${shortId(n.id)} · ${n.chunkCount} chunk${n.chunkCount === 1 ? "" : "s"}`,
+  ];
+  if (n.usage && n.usage.totalTokens > 0) lines.push(`${n.usage.totalTokens} tokens`);
+  return lines;
+}
+
+const MERMAID_SHAPE: Record<string, [string, string]> = {
+  leaf_user: ["([", "])"],
+  leaf_system: ["([", "])"],
+  fork: ["{{", "}}"],
+  merge: ["{", "}"],
+  loop: ["[[", "]]"],
+  compress: ["[/", "\\]"],
+  detach: [">", "]"],
+};
+
+/**
+ * The lineage as a Mermaid flowchart, left to right. Fork, merge, loop, compress and leaf nodes
+ * have distinct shapes and classes (`op-fork`, `op-merge`, …) for styling.
+ */
+export function lineageToMermaid(input: LineageGraph | LineageSource | readonly LineageSource[]): string {
+  const graph = toGraph(input);
+  const ids = new Map(graph.nodes.map((n, i) => [n.id, `s${i}`]));
+  const esc = (s: string) => s.replace(/"/g, "#quot;").replace(/</g, "#lt;").replace(/>/g, "#gt;");
+  const out = ["flowchart LR"];
+  for (const n of graph.nodes) {
+    const [open, close] = MERMAID_SHAPE[n.op] ?? ["[", "]"];
+    out.push(`  ${ids.get(n.id)}${open}"${label(n).map(esc).join("<br/>")}"${close}`);
+  }
+  for (const e of graph.edges) out.push(`  ${ids.get(e.from)} -->|${e.op}| ${ids.get(e.to)}`);
+  const byOp = new Map<string, string[]>();
+  for (const n of graph.nodes) byOp.set(n.op, [...(byOp.get(n.op) ?? []), ids.get(n.id)!]);
+  for (const [op, members] of byOp)
+    out.push(`  class ${members.join(",")} op-${op.replace(/[^a-zA-Z0-9_-]/g, "_")}`);
+  out.push(
+    "  classDef op-fork fill:#e0f2fe,stroke:#0369a1",
+    "  classDef op-merge fill:#fef3c7,stroke:#b45309",
+    "  classDef op-loop fill:#dcfce7,stroke:#15803d",
+    "  classDef op-compress fill:#f3e8ff,stroke:#7e22ce",
+    "  classDef op-leaf_user fill:#f1f5f9,stroke:#334155",
+  );
+  return `${out.join("\n")}\n`;
+}
+
+const DOT_SHAPE: Record<string, string> = {
+  leaf_user: "ellipse",
+  leaf_system: "ellipse",
+  fork: "hexagon",
+  merge: "diamond",
+  loop: "box3d",
+  compress: "trapezium",
+  detach: "cds",
+};
+
+/** The lineage as a Graphviz DOT digraph, left to right, one shape per operation kind. */
+export function lineageToDot(input: LineageGraph | LineageSource | readonly LineageSource[]): string {
+  const graph = toGraph(input);
+  const ids = new Map(graph.nodes.map((n, i) => [n.id, `s${i}`]));
+  const esc = (s: string) => s.replace(/\\/g, "\\\\").replace(/"/g, '\\"');
+  const out = ["digraph lineage {", "  rankdir=LR;", '  node [shape=box, fontname="Helvetica"];'];
+  for (const n of graph.nodes) {
+    out.push(
+      `  ${ids.get(n.id)} [label="${label(n).map(esc).join("\\n")}", shape=${DOT_SHAPE[n.op] ?? "box"}];`,
+    );
+  }
+  for (const e of graph.edges) out.push(`  ${ids.get(e.from)} -> ${ids.get(e.to)} [label="${esc(e.op)}"];`);
+  out.push("}");
+  return `${out.join("\n")}\n`;
+}
+
+/** Where a chunk came from: see {@link provenance}. */
+export interface Provenance {
+  readonly chunk: Chunk;
+  /** Position of the chunk in the session. */
+  readonly index: number;
+  /** The session (branch) that first appended the chunk. */
+  readonly branch: string;
+  /** Who wrote the chunk, if recorded. */
+  readonly author?: string;
+  /** For a tool result: the tool, the call id and the assistant chunk that made the call. */
+  readonly tool?: { readonly name: string; readonly callId: string; readonly callChunkId?: string };
+  /**
+   * Lineage nodes from the branch that appended the chunk down to the session asked about, both
+   * included. Holds only the session's own node when the branch is not among its ancestors (the
+   * chunk arrived through a detach or was copied in).
+   */
+  readonly path: readonly LineageNode[];
+}
+
+/**
+ * Which branch, agent and tool produced chunk `chunkId` of `session`.
+ *
+ * @throws {OpenRathError} code `chunk_not_found` if the session has no chunk with that id.
+ */
+export function provenance(
+  session: { readonly chunks: readonly Chunk[]; readonly lineage: LineageNode },
+  chunkId: string,
+): Provenance {
+  const chunks = session.chunks;
+  const index = chunks.findIndex((c) => c.id === chunkId);
+  if (index < 0) {
+    throw new OpenRathError(
+      "chunk_not_found",
+      `Session ${session.lineage.id} has no chunk ${JSON.stringify(chunkId)}.`,
+      {
+        details: { sessionId: session.lineage.id, chunkId },
+      },
+    );
+  }
+  const chunk = chunks[index]!;
+  let tool: Provenance["tool"];
+  if (chunk.kind === "tool_result") {
+    let callChunkId: string | undefined;
+    for (let i = index - 1; i >= 0 && callChunkId === undefined; i--) {
+      const c = chunks[i]!;
+      if (c.kind === "assistant" && c.toolCalls?.some((t) => t.id === chunk.toolCallId)) callChunkId = c.id;
+    }
+    tool = { name: chunk.name, callId: chunk.toolCallId, ...(callChunkId ? { callChunkId } : {}) };
+  }
+  return {
+    chunk,
+    index,
+    branch: chunk.sessionId,
+    ...(chunk.author !== undefined ? { author: chunk.author } : {}),
+    ...(tool ? { tool } : {}),
+    path: pathFrom(session.lineage, chunk.sessionId),
+  };
+}
+
+/** Nearest-first search up the parents for `targetId`; returns the path target → start. */
+function pathFrom(start: LineageNode, targetId: string): LineageNode[] {
+  const via = new Map<string, LineageNode | null>([[start.id, null]]);
+  const queue: LineageNode[] = [start];
+  for (let i = 0; i < queue.length; i++) {
+    const node = queue[i]!;
+    if (node.id === targetId) {
+      const path: LineageNode[] = [];
+      for (let n: LineageNode | null | undefined = node; n; n = via.get(n.id)) path.push(n);
+      return path;
+    }
+    for (const parent of node.parents) {
+      if (!via.has(parent.id)) {
+        via.set(parent.id, node);
+        queue.push(parent);
+      }
+    }
+  }
+  return [start];
+}

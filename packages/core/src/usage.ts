@@ -1,0 +1,145 @@
+import type { Chunk } from "./chunk.js";
+
+/**
+ * Token counts of one or more model calls. Every count is a whole number of tokens, never negative.
+ */
+export interface Usage {
+  /** Tokens sent to the model (the prompt, including any cached part). */
+  readonly promptTokens: number;
+  /** Tokens the model produced (including reasoning tokens, if the provider counts them there). */
+  readonly completionTokens: number;
+  /** `promptTokens + completionTokens` unless the provider reported otherwise. */
+  readonly totalTokens: number;
+  /** Part of `promptTokens` served from the provider's prompt cache, if reported. */
+  readonly cachedPromptTokens?: number;
+  /** Part of `completionTokens` spent on hidden reasoning, if reported. */
+  readonly reasoningTokens?: number;
+}
+
+/** Usage with every count at zero. */
+export const ZERO_USAGE: Usage = Object.freeze({ promptTokens: 0, completionTokens: 0, totalTokens: 0 });
+
+/** The sum of two usages. Optional counts stay absent unless one side reports them. */
+export function addUsage(a: Usage, b: Usage): Usage {
+  const out: { -readonly [K in keyof Usage]: Usage[K] } = {
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+  };
+  if (a.cachedPromptTokens !== undefined || b.cachedPromptTokens !== undefined) {
+    out.cachedPromptTokens = (a.cachedPromptTokens ?? 0) + (b.cachedPromptTokens ?? 0);
+  }
+  if (a.reasoningTokens !== undefined || b.reasoningTokens !== undefined) {
+    out.reasoningTokens = (a.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0);
+  }
+  return out;
+}
+
+/**
+ * Prices per model in US dollars per million tokens. `cachedInput` applies to cached prompt
+ * tokens and defaults to `input`. Keys are model names as recorded on chunks.
+ */
+export type PriceTable = Readonly<
+  Record<string, { readonly input: number; readonly output: number; readonly cachedInput?: number }>
+>;
+
+/** One row of a usage roll-up. */
+export interface UsageRow {
+  /** The model, author or branch id this row adds up. */
+  readonly key: string;
+  readonly usage: Usage;
+  /** Number of chunks that carried usage for this key. */
+  readonly calls: number;
+  /** Cost in US dollars; present only when a price table was given and knows the model(s). */
+  readonly cost?: number;
+}
+
+/** Usage of a session, in total and rolled up three ways. */
+export interface UsageReport {
+  readonly total: Usage;
+  /** Total cost in US dollars, when a price table was given; models missing from it count as 0. */
+  readonly cost?: number;
+  /** Models that had usage but no price in the table. */
+  readonly unpricedModels: readonly string[];
+  readonly byModel: readonly UsageRow[];
+  readonly byAuthor: readonly UsageRow[];
+  readonly byBranch: readonly UsageRow[];
+}
+
+/** Label used for chunks that carry no model, author or branch. */
+export const UNKNOWN = "unknown";
+
+/** Cost in US dollars of `usage` at `price`. */
+export function costOf(usage: Usage, price: PriceTable[string]): number {
+  const cached = Math.min(usage.cachedPromptTokens ?? 0, usage.promptTokens);
+  const fresh = usage.promptTokens - cached;
+  return (
+    (fresh * price.input +
+      cached * (price.cachedInput ?? price.input) +
+      usage.completionTokens * price.output) /
+    1e6
+  );
+}
+
+/**
+ * Sum of the usage carried by `chunks`, counting each chunk id once, so a session that holds the
+ * same chunk twice (a `concat` merge of two forks) does not double-count it.
+ */
+export function sumUsage(chunks: Iterable<Chunk>): Usage {
+  let total = ZERO_USAGE;
+  const seen = new Set<string>();
+  for (const chunk of chunks) {
+    if (!("usage" in chunk) || chunk.usage === undefined || seen.has(chunk.id)) continue;
+    seen.add(chunk.id);
+    total = addUsage(total, chunk.usage);
+  }
+  return total;
+}
+
+/**
+ * Roll usage of `chunks` up by model, by author and by branch (the session that appended the
+ * chunk), with costs when `prices` is given. Each chunk id counts once.
+ */
+export function usageReport(chunks: Iterable<Chunk>, options: { prices?: PriceTable } = {}): UsageReport {
+  const prices = options.prices;
+  const byModel = new Map<string, { usage: Usage; calls: number; cost: number }>();
+  const byAuthor = new Map<string, { usage: Usage; calls: number; cost: number }>();
+  const byBranch = new Map<string, { usage: Usage; calls: number; cost: number }>();
+  const unpriced = new Set<string>();
+  const seen = new Set<string>();
+  let total = ZERO_USAGE;
+  let cost = 0;
+  const bump = (map: typeof byModel, key: string, usage: Usage, c: number) => {
+    const row = map.get(key) ?? { usage: ZERO_USAGE, calls: 0, cost: 0 };
+    map.set(key, { usage: addUsage(row.usage, usage), calls: row.calls + 1, cost: row.cost + c });
+  };
+  for (const chunk of chunks) {
+    if (!("usage" in chunk) || chunk.usage === undefined || seen.has(chunk.id)) continue;
+    seen.add(chunk.id);
+    const model = chunk.model ?? UNKNOWN;
+    const price = prices?.[model];
+    if (prices && !price) unpriced.add(model);
+    const c = price ? costOf(chunk.usage, price) : 0;
+    total = addUsage(total, chunk.usage);
+    cost += c;
+    bump(byModel, model, chunk.usage, c);
+    bump(byAuthor, chunk.author ?? UNKNOWN, chunk.usage, c);
+    bump(byBranch, chunk.sessionId, chunk.usage, c);
+  }
+  const rows = (map: typeof byModel): UsageRow[] =>
+    [...map]
+      .map(([key, row]) =>
+        prices
+          ? { key, usage: row.usage, calls: row.calls, cost: row.cost }
+          : { key, usage: row.usage, calls: row.calls },
+      )
+      .sort((a, b) => b.usage.totalTokens - a.usage.totalTokens || a.key.localeCompare(b.key));
+  return {
+    total,
+    ...(prices ? { cost } : {}),
+    unpricedModels: [...unpriced].sort(),
+    byModel: rows(byModel),
+    byAuthor: rows(byAuthor),
+    byBranch: rows(byBranch),
+  };
+}
