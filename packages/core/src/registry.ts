@@ -88,8 +88,8 @@ export interface MemoryBackendV1<Options = unknown, Instance extends MemoryV1 = 
   open(spec: Options, options?: OpenOptions): Promise<Instance>;
 }
 
-type AnySandbox = SandboxBackendV1<never, SandboxV1>;
-type AnyMemory = MemoryBackendV1<never, MemoryV1>;
+type AnySandbox = SandboxBackendV1<unknown, SandboxV1>;
+type AnyMemory = MemoryBackendV1<unknown, MemoryV1>;
 
 /** Backends by key for one scope. */
 export interface Registry {

@@ -90,7 +90,7 @@ describe("session log round trip", () => {
       session = session.append({ kind: "assistant", content: `step ${i}`, usage: usage(1) });
       await writer.write(session);
     }
-    session = session.to("fake", { root: "/w" } as never, { registry });
+    session = session.to("fake" as never, { root: "/w" } as never, { registry });
     await writer.write(session);
     expect(writer.chunkCount).toBe(6);
     await writer.close(session);

@@ -392,31 +392,30 @@ export function parseSessionLog(text: string, file = "<session log>"): SessionLo
       torn = true;
     }
   }
-  const corrupt = (line: number, why: string, cause?: unknown): never => {
-    throw logError("log_corrupt", `${file}:${line}: ${why}`, { file, line }, cause);
-  };
+  const corrupt = (line: number, why: string, cause?: unknown) =>
+    logError("log_corrupt", `${file}:${line}: ${why}`, { file, line }, cause);
   let header: SessionLogHeader | undefined;
   let trailer: SessionLogTrailer | undefined;
   let placement: SessionLogHeader["placement"] = null;
   const chunks: Chunk[] = [];
   const chunkLines: number[] = [];
-  lines.forEach((raw, i) => {
+  for (const [i, raw] of lines.entries()) {
     const line = i + 1;
     let record: Record<string, unknown>;
     try {
       record = JSON.parse(raw);
     } catch (cause) {
-      return corrupt(line, `not valid JSON (${(cause as Error).message})`, cause);
+      throw corrupt(line, `not valid JSON (${(cause as Error).message})`, cause);
     }
     if (typeof record !== "object" || record === null || Array.isArray(record))
-      return corrupt(line, "a record must be a JSON object");
-    if (trailer) return corrupt(line, "a record after the trailer");
+      throw corrupt(line, "a record must be a JSON object");
+    if (trailer) throw corrupt(line, "a record after the trailer");
     switch (record.record_type) {
       case "header": {
-        if (header) return corrupt(line, "a second header");
-        if (line !== 1) return corrupt(line, "the header must be the first line");
+        if (header) throw corrupt(line, "a second header");
+        if (line !== 1) throw corrupt(line, "the header must be the first line");
         const version = record.schema_version;
-        if (typeof version !== "number") return corrupt(line, "header without schema_version");
+        if (typeof version !== "number") throw corrupt(line, "header without schema_version");
         if (version > SESSION_LOG_VERSION) {
           throw logError(
             "log_unsupported_version",
@@ -425,41 +424,41 @@ export function parseSessionLog(text: string, file = "<session log>"): SessionLo
           );
         }
         if (typeof record.id !== "string" || !Array.isArray(record.lineage))
-          return corrupt(line, "header without id or lineage");
+          throw corrupt(line, "header without id or lineage");
         header = record as unknown as SessionLogHeader;
         placement = header.placement ?? null;
-        return;
+        continue;
       }
       case "chunk": {
-        if (!header) return corrupt(line, "a chunk before the header");
+        if (!header) throw corrupt(line, "a chunk before the header");
         if (record.index !== chunks.length)
-          return corrupt(
+          throw corrupt(
             line,
             `chunk index ${JSON.stringify(record.index)} where ${chunks.length} was expected`,
           );
         chunks.push(record.chunk as Chunk);
         chunkLines.push(line);
-        return;
+        continue;
       }
       case "placement":
-        if (!header) return corrupt(line, "a placement before the header");
+        if (!header) throw corrupt(line, "a placement before the header");
         placement = (record.placement as SessionLogHeader["placement"]) ?? null;
-        return;
+        continue;
       case "trailer":
-        if (!header) return corrupt(line, "a trailer before the header");
+        if (!header) throw corrupt(line, "a trailer before the header");
         if (record.final_chunk_count !== chunks.length) {
-          return corrupt(
+          throw corrupt(
             line,
             `trailer says ${JSON.stringify(record.final_chunk_count)} chunks, the log holds ${chunks.length}`,
           );
         }
         trailer = record as unknown as SessionLogTrailer;
-        return;
+        continue;
       default:
-        return corrupt(line, `unknown record_type ${JSON.stringify(record.record_type)}`);
+        throw corrupt(line, `unknown record_type ${JSON.stringify(record.record_type)}`);
     }
-  });
-  if (!header) return corrupt(1, lines.length === 0 ? "empty log (no header)" : "no header");
+  }
+  if (!header) throw corrupt(1, lines.length === 0 ? "empty log (no header)" : "no header");
   const json: SessionJSON = {
     format: "openrath.session",
     version: 1,
@@ -473,7 +472,7 @@ export function parseSessionLog(text: string, file = "<session log>"): SessionLo
     session = Session.fromJSON(json);
   } catch (cause) {
     const index = (cause as OpenRathError).details?.index;
-    return corrupt(typeof index === "number" ? (chunkLines[index] ?? 1) : 1, (cause as Error).message, cause);
+    throw corrupt(typeof index === "number" ? (chunkLines[index] ?? 1) : 1, (cause as Error).message, cause);
   }
   return {
     session,
