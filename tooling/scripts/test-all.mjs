@@ -15,7 +15,8 @@ const report = join(root, "test-results", "vitest.json");
 function step(name, command, args, env = {}) {
   process.stderr.write(`\n▶ ${name}: ${command} ${args.join(" ")}\n`);
   const result = spawnSync(command, args, { cwd: root, stdio: "inherit", env: { ...process.env, ...env } });
-  if (result.status !== 0) process.stderr.write(`✖ ${name} failed (exit ${result.status ?? result.signal})\n`);
+  if (result.status !== 0)
+    process.stderr.write(`✖ ${name} failed (exit ${result.status ?? result.signal})\n`);
   return result.status === 0;
 }
 
@@ -52,7 +53,9 @@ if (existsSync(report)) {
   failed = json.numFailedTests ?? 0;
   skipped = (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0);
   // A suite that failed to load counts its file as one failure, so it cannot pass unnoticed.
-  failed += (json.testResults ?? []).filter((file) => file.status === "failed" && file.assertionResults.length === 0).length;
+  failed += (json.testResults ?? []).filter(
+    (file) => file.status === "failed" && file.assertionResults.length === 0,
+  ).length;
 } else {
   failures.push("no test report");
 }

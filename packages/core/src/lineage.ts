@@ -126,10 +126,11 @@ export function lineageGraph(...sources: readonly (LineageSource | LineageNode)[
         order.push(top.node);
         continue;
       }
-      // A child made by fork or detach starts as a copy of its parent at that moment.
-      if (top.node.op === "fork" && top.node.parents.length === 1) {
-        maxLength.set(parent.id, Math.max(maxLength.get(parent.id) ?? 0, top.node.length));
-      }
+      // What a child records tells how long its parent was at that moment: a fork starts as a
+      // copy of its parent, and a merge records the shared prefix and each side's own chunks.
+      const seenLength = parentLengthAt(top.node, top.next - 1);
+      if (seenLength !== undefined)
+        maxLength.set(parent.id, Math.max(maxLength.get(parent.id) ?? 0, seenLength));
       const seen = state.get(parent.id);
       if (seen === "visiting") {
         throw new OpenRathError("lineage_cycle", `Lineage has a cycle through session ${parent.id}.`, {
@@ -159,6 +160,17 @@ export function lineageGraph(...sources: readonly (LineageSource | LineageNode)[
     for (const parent of node.parents) edges.push({ from: parent.id, to: node.id, op: node.op });
   }
   return { nodes, edges };
+}
+
+/** The chunk count of `child`'s parent number `index` when `child` was made, where it can be told. */
+function parentLengthAt(child: LineageNode, index: number): number | undefined {
+  if (child.op === "fork") return child.length;
+  if (child.op === "merge") {
+    const shared = child.extras["merge.shared"];
+    const side = child.extras[index === 0 ? "merge.left" : "merge.right"];
+    if (typeof shared === "number" && typeof side === "number") return shared + side;
+  }
+  return undefined;
 }
 
 function toGraph(input: LineageGraph | LineageSource | readonly LineageSource[]): LineageGraph {
@@ -237,6 +249,15 @@ const MERMAID_SHAPE: Record<string, [string, string]> = {
   detach: [">", "]"],
 };
 
+const MERMAID_STYLE: Record<string, string> = {
+  fork: "fill:#e0f2fe,stroke:#0369a1",
+  merge: "fill:#fef3c7,stroke:#b45309",
+  loop: "fill:#dcfce7,stroke:#15803d",
+  compress: "fill:#f3e8ff,stroke:#7e22ce",
+  leaf_user: "fill:#f1f5f9,stroke:#334155",
+  leaf_system: "fill:#f1f5f9,stroke:#334155",
+};
+
 /**
  * The lineage as a Mermaid flowchart, left to right. Fork, merge, loop, compress and leaf nodes
  * have distinct shapes and classes (`op-fork`, `op-merge`, …) for styling.
@@ -253,15 +274,12 @@ export function lineageToMermaid(input: LineageGraph | LineageSource | readonly 
   for (const e of graph.edges) out.push(`  ${ids.get(e.from)} -->|${e.op}| ${ids.get(e.to)}`);
   const byOp = new Map<string, string[]>();
   for (const n of graph.nodes) byOp.set(n.op, [...(byOp.get(n.op) ?? []), ids.get(n.id)!]);
-  for (const [op, members] of byOp)
-    out.push(`  class ${members.join(",")} op-${op.replace(/[^a-zA-Z0-9_-]/g, "_")}`);
-  out.push(
-    "  classDef op-fork fill:#e0f2fe,stroke:#0369a1",
-    "  classDef op-merge fill:#fef3c7,stroke:#b45309",
-    "  classDef op-loop fill:#dcfce7,stroke:#15803d",
-    "  classDef op-compress fill:#f3e8ff,stroke:#7e22ce",
-    "  classDef op-leaf_user fill:#f1f5f9,stroke:#334155",
-  );
+  for (const [op, members] of byOp) {
+    const name = `op-${op.replace(/[^a-zA-Z0-9_-]/g, "_")}`;
+    out.push(`  class ${members.join(",")} ${name}`);
+    const style = MERMAID_STYLE[op];
+    if (style) out.push(`  classDef ${name} ${style}`);
+  }
   return `${out.join("\n")}\n`;
 }
 
