@@ -41,6 +41,7 @@ export {
   provenance,
   shortId,
 } from "./lineage.js";
+export { closeAllSandboxes, Placement } from "./placement.js";
 export {
   createRegistry,
   defaultRegistry,
@@ -53,16 +54,28 @@ export {
   type Registry,
   type SandboxBackends,
   type SandboxBackendV1,
-  type SandboxCapabilities,
   type SandboxKey,
-  type SandboxV1,
 } from "./registry.js";
+export {
+  confinePath,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  decodeTextFile,
+  type ExecOptions,
+  type ExecResult,
+  type FileEntry,
+  OutputBuffer,
+  outside,
+  type SandboxCapabilities,
+  SandboxError,
+  type SandboxErrorCode,
+  type SandboxV1,
+  truncationMarker,
+} from "./sandbox.js";
 export {
   type BranchOptions,
   type DeriveOptions,
   type LineageNodeJSON,
   type MergeStrategy,
-  type Placement,
   Session,
   type SessionJSON,
 } from "./session.js";

@@ -1,4 +1,5 @@
 import { BackendClashError, OpenRathError, UnknownBackendError } from "./errors.js";
+import type { SandboxCapabilities, SandboxV1 } from "./sandbox.js";
 
 /**
  * Sandbox backend keys and the spec type each takes. Empty in core; every sandbox adapter adds its
@@ -23,30 +24,12 @@ export type SandboxKey = Extract<keyof SandboxBackends, string>;
 /** A memory key some installed adapter declared. */
 export type MemoryKey = Extract<keyof MemoryBackends, string>;
 
-/** What a sandbox backend can do. Core uses it to fail fast; the conformance suite checks it. */
-export interface SandboxCapabilities {
-  /** Whether `exec` streams output while the command runs. */
-  readonly streaming: boolean;
-  /** Network reachable from inside: `none`, a restricted allow-list, or open. */
-  readonly network: "none" | "restricted" | "open";
-  /** Whether the backend can snapshot and restore a workspace. */
-  readonly snapshots: boolean;
-  /** Languages `runCode` accepts, such as `["python", "javascript", "bash"]`. */
-  readonly languages: readonly string[];
-}
-
 /** What a memory backend can do. */
 export interface MemoryCapabilities {
   /** Whether recall can rank by embedding similarity. */
   readonly vectorSearch: boolean;
   /** Whether entries survive a close and reopen. */
   readonly persistence: boolean;
-}
-
-/** An open sandbox. The full contract (exec, files, code) is defined by the sandbox plane. */
-export interface SandboxV1 {
-  /** Releases everything the sandbox holds. Idempotent. */
-  close(): Promise<void>;
 }
 
 /** An open memory store. The full contract (remember, recall, commit) is defined by the memory plane. */

@@ -12,14 +12,10 @@ import { ChunkList } from "./internal/chunk-list.js";
 import { newId } from "./internal/id.js";
 import type { JsonValue } from "./json.js";
 import { type LineageExtras, LineageNode, type LineageOp } from "./lineage.js";
+import { Placement } from "./placement.js";
 import { defaultRegistry, type Registry, type SandboxBackends, type SandboxKey } from "./registry.js";
+import { SandboxError, type SandboxV1 } from "./sandbox.js";
 import { sumUsage, type Usage } from "./usage.js";
-
-/** Where a session's tools run: a sandbox backend key and the spec to open it with. */
-export interface Placement {
-  readonly key: string;
-  readonly spec: unknown;
-}
 
 /** How {@link Session.merge} combines two transcripts. */
 export type MergeStrategy = "three-way" | "concat";
@@ -119,7 +115,7 @@ export class Session {
    *
    * @throws {OpenRathError} code `invalid_session_json` naming what is wrong.
    */
-  static fromJSON(json: SessionJSON | string): Session {
+  static fromJSON(json: SessionJSON | string, options: { registry?: Registry } = {}): Session {
     let data: unknown = json;
     if (typeof json === "string") {
       try {
@@ -173,7 +169,10 @@ export class Session {
     if (d.placement !== undefined) {
       const p = d.placement as Record<string, unknown> | null;
       if (typeof p?.key !== "string") bad(`"placement.key" must be a string`, d.placement);
-      placement = Object.freeze({ key: p!.key as string, spec: p!.spec });
+      const key = p!.key as string;
+      const registry = options.registry;
+      // The backend is looked up when the sandbox is first needed, so a log can be read anywhere.
+      placement = new Placement(key, p!.spec, () => (registry ?? defaultRegistry()).sandbox(key));
     }
     return new Session(node, ChunkList.from(chunks), placement);
   }
@@ -280,7 +279,38 @@ export class Session {
   ): Session {
     const backend = (options.registry ?? defaultRegistry()).sandbox(key);
     const parsed = backend.parseSpec ? backend.parseSpec(spec) : spec;
-    return new Session(this.lineage, this.list, Object.freeze({ key, spec: parsed }));
+    // This session moves: its hold on the previous sandbox goes (closing it if nobody else holds it).
+    this.placement?.release().catch(() => {});
+    return new Session(this.lineage, this.list, new Placement(key, parsed, () => backend));
+  }
+
+  /**
+   * The sandbox this session is placed on, opened on first use and shared with its forks.
+   *
+   * @throws {SandboxError} `not_placed` for an unplaced session, `sandbox_closed` after release,
+   *   or the backend's open error.
+   */
+  sandbox(options: { signal?: AbortSignal } = {}): Promise<SandboxV1> {
+    if (!this.placement) {
+      return Promise.reject(
+        new SandboxError(
+          "not_placed",
+          `Session ${this.id} is not placed on a sandbox. Place it first: session.to("local").`,
+          {
+            details: { sessionId: this.id },
+          },
+        ),
+      );
+    }
+    return this.placement.sandbox(options.signal);
+  }
+
+  /**
+   * Lets go of this session's hold on its sandbox (every version of this session shares the hold).
+   * The sandbox closes when its last holder releases it. A no-op for an unplaced session; idempotent.
+   */
+  release(): Promise<void> {
+    return this.placement?.release() ?? Promise.resolve();
   }
 
   /** A branch: new id, same chunks (shared, not copied), lineage op `fork` with this as parent. O(1). */
@@ -293,7 +323,7 @@ export class Session {
       options.extras,
       this.list.length,
     );
-    return new Session(node, this.list, this.placement);
+    return new Session(node, this.list, this.placement?.share());
   }
 
   /** A new lineage root with the same chunks and placement (lineage op `detach`, no parents). */
@@ -306,7 +336,7 @@ export class Session {
       options.extras,
       this.list.length,
     );
-    return new Session(node, this.list, this.placement);
+    return new Session(node, this.list, this.placement?.share());
   }
 
   /**
@@ -317,7 +347,8 @@ export class Session {
    * - `"concat"`: all of this session's chunks, then all of `other`'s (the Python original's
    *   behaviour; a shared prefix appears twice, though usage still counts each chunk once).
    *
-   * The result keeps this session's placement, or `other`'s when this one is unplaced.
+   * The result keeps this session's placement, or `other`'s when this one is unplaced, and takes
+   * its own hold on that sandbox.
    *
    * @throws {MergeConflictError} code `merge_conflict` when the two are placed on different backends.
    */
@@ -363,7 +394,7 @@ export class Session {
       extras,
       list.length,
     );
-    return new Session(node, list, a ?? b);
+    return new Session(node, list, (a ?? b)?.share());
   }
 
   /**
@@ -382,7 +413,7 @@ export class Session {
       options.extras,
       list.length,
     );
-    return new Session(node, list, this.placement);
+    return new Session(node, list, this.placement?.share());
   }
 
   /** The JSON form: chunks, placement and the whole lineage DAG behind this session. */

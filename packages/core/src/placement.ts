@@ -1,0 +1,150 @@
+import type { SandboxBackendV1 } from "./registry.js";
+import { SandboxError, type SandboxV1 } from "./sandbox.js";
+
+const live = new Set<SandboxSlot>();
+
+/**
+ * One sandbox shared by every session that holds it: opened lazily by the first user, closed when
+ * the last holder lets go. Opening is single-flight, so parallel first-use tool calls open one sandbox.
+ */
+class SandboxSlot {
+  private refs = 0;
+  private opening: Promise<SandboxV1> | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    readonly key: string,
+    readonly spec: unknown,
+    private readonly backend: () => SandboxBackendV1,
+  ) {}
+
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  hold(): void {
+    this.refs++;
+  }
+
+  release(): Promise<void> {
+    if (--this.refs > 0 || this.closed) return this.closing ?? Promise.resolve();
+    return this.close();
+  }
+
+  get(signal?: AbortSignal): Promise<SandboxV1> {
+    if (this.closed) {
+      return Promise.reject(
+        new SandboxError(
+          "sandbox_closed",
+          `The "${this.key}" sandbox was closed: every session holding it released it.`,
+          {
+            details: { key: this.key },
+          },
+        ),
+      );
+    }
+    if (!this.opening) {
+      const opening = Promise.resolve()
+        .then(() => this.backend().open(this.spec, signal ? { signal } : {}))
+        .then((sandbox) => {
+          live.add(this);
+          return sandbox;
+        });
+      // A failed open is not cached: the next tool call tries again.
+      opening.catch(() => {
+        if (this.opening === opening) this.opening = undefined;
+      });
+      this.opening = opening;
+    }
+    return this.opening;
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      const opening = this.opening;
+      live.delete(this);
+      if (!opening) return;
+      const sandbox = await opening.catch(() => undefined);
+      await sandbox?.close();
+    })();
+    return this.closing;
+  }
+}
+
+/**
+ * Where a session's tools run: a sandbox backend key and spec, plus this session's hold on the
+ * shared sandbox. Every version of a session (`append`, …) shares one placement; every branch
+ * (`fork`, `merge`, `derive`, `detach`) takes its own hold on the same sandbox.
+ */
+export class Placement {
+  #slot: SandboxSlot;
+  #released = false;
+
+  /** @internal Use `session.to(key, spec)`. */
+  constructor(key: string, spec: unknown, backend: () => SandboxBackendV1);
+  /** @internal */
+  constructor(slot: SandboxSlot);
+  constructor(keyOrSlot: string | SandboxSlot, spec?: unknown, backend?: () => SandboxBackendV1) {
+    this.#slot = typeof keyOrSlot === "string" ? new SandboxSlot(keyOrSlot, spec, backend!) : keyOrSlot;
+    this.#slot.hold();
+  }
+
+  /** The sandbox backend key. */
+  get key(): string {
+    return this.#slot.key;
+  }
+
+  /** The spec the sandbox opens with (as returned by the backend's `parseSpec`). */
+  get spec(): unknown {
+    return this.#slot.spec;
+  }
+
+  /** Whether this hold was released. */
+  get released(): boolean {
+    return this.#released;
+  }
+
+  /** A new hold on the same sandbox, for a new branch. */
+  share(): Placement {
+    return new Placement(this.#slot);
+  }
+
+  /** The open sandbox, opening it on first use. @throws `sandbox_closed` after release. */
+  sandbox(signal?: AbortSignal): Promise<SandboxV1> {
+    if (this.#released) {
+      return Promise.reject(
+        new SandboxError(
+          "sandbox_closed",
+          `This session released its "${this.key}" sandbox; place it again with .to("${this.key}").`,
+          {
+            details: { key: this.key },
+          },
+        ),
+      );
+    }
+    return this.#slot.get(signal);
+  }
+
+  /** Lets go of the sandbox; the last holder's release closes it. Idempotent. */
+  release(): Promise<void> {
+    if (this.#released) return Promise.resolve();
+    this.#released = true;
+    return this.#slot.release();
+  }
+
+  /** `{ key, spec }`, the serializable part. */
+  toJSON(): { key: string; spec: unknown } {
+    return { key: this.key, spec: this.spec };
+  }
+}
+
+/**
+ * Closes every sandbox opened through a session placement in this process, whoever still holds
+ * it. For shutdown paths (signal handlers, test teardown). Errors from individual closes are
+ * collected and thrown together after all were attempted.
+ */
+export async function closeAllSandboxes(): Promise<void> {
+  const results = await Promise.allSettled([...live].map((slot) => slot.close()));
+  const errors = results.flatMap((r) => (r.status === "rejected" ? [r.reason] : []));
+  if (errors.length > 0) throw new AggregateError(errors, `${errors.length} sandbox(es) failed to close.`);
+}
