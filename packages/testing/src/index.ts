@@ -1,0 +1,1 @@
+export { type ServiceCheck, serviceAvailable } from "./service.js";
