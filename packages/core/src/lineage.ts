@@ -27,34 +27,81 @@ export type LineageExtras = Readonly<Record<string, JsonValue>>;
 const NO_PARENTS: readonly LineageNode[] = Object.freeze([]);
 const NO_EXTRAS: LineageExtras = Object.freeze({});
 
+/** The Unix-millisecond time inside a UUID v7, or `undefined` for any other id. */
+function timeOfId(id: string): number | undefined {
+  if (id.length !== 36 || id.charCodeAt(14) !== 55 /* "7" */) return undefined;
+  const ms = Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
 /**
  * One immutable node of the lineage DAG: the operation that created a session identity. It points
  * at its parents' nodes, never at their chunks, so holding a node keeps no transcript alive.
  */
 export class LineageNode {
-  /** Parent nodes in operation order (for a merge: `[self, other]`). Empty for a root. */
-  readonly parents: readonly LineageNode[];
   /** Annotations (JSON values). */
   readonly extras: LineageExtras;
+  // A fork costs one node, so a single parent is kept bare (no array) and the creation time is
+  // read from the UUID v7 id unless it differs from it (ids restored from elsewhere).
+  private readonly up: LineageNode | readonly LineageNode[] | undefined;
+  private readonly at: number | undefined;
 
   /**
    * @param id - the session id this node stands for.
    * @param op - the operation kind.
    * @param operator - who ran it: `"Session.fork"`, an agent or workflow name.
+   * @param parents - the parent node, or parent nodes in operation order.
    * @param length - the session's chunk count when the node was made.
-   * @param createdAt - Unix epoch milliseconds.
+   * @param createdAt - Unix epoch milliseconds (default: the time in a UUID v7 id, else now).
    */
   constructor(
     readonly id: string,
     readonly op: LineageOp,
     readonly operator: string,
-    parents: readonly LineageNode[] = NO_PARENTS,
+    parents: LineageNode | readonly LineageNode[] = NO_PARENTS,
     extras: LineageExtras = NO_EXTRAS,
     readonly length: number = 0,
-    readonly createdAt: number = Date.now(),
+    createdAt?: number,
   ) {
-    this.parents = parents.length === 0 ? NO_PARENTS : Object.freeze(parents.slice());
+    this.up =
+      parents instanceof LineageNode
+        ? parents
+        : parents.length === 0
+          ? undefined
+          : parents.length === 1
+            ? parents[0]
+            : Object.freeze(parents.slice());
     this.extras = Object.keys(extras).length === 0 ? NO_EXTRAS : Object.freeze({ ...extras });
+    const idTime = timeOfId(id);
+    this.at =
+      idTime !== undefined && (createdAt === undefined || createdAt === idTime)
+        ? undefined
+        : (createdAt ?? Date.now());
+  }
+
+  /** When the operation ran, in Unix epoch milliseconds. */
+  get createdAt(): number {
+    return this.at ?? timeOfId(this.id)!;
+  }
+
+  /** Parent nodes in operation order (for a merge: `[self, other]`). Empty for a root. */
+  get parents(): readonly LineageNode[] {
+    const up = this.up;
+    return up === undefined ? NO_PARENTS : up instanceof LineageNode ? [up] : (up as readonly LineageNode[]);
+  }
+
+  /** Number of parents, without building the array. */
+  get parentCount(): number {
+    const up = this.up;
+    return up === undefined ? 0 : up instanceof LineageNode ? 1 : (up as readonly LineageNode[]).length;
+  }
+
+  /** Parent number `index`, without building the array. */
+  parentAt(index: number): LineageNode | undefined {
+    const up = this.up;
+    if (up === undefined) return undefined;
+    if (up instanceof LineageNode) return index === 0 ? up : undefined;
+    return (up as readonly LineageNode[])[index];
   }
 }
 
@@ -119,7 +166,7 @@ export function lineageGraph(...sources: readonly (LineageSource | LineageNode)[
     state.set(root.id, "visiting");
     while (stack.length > 0) {
       const top = stack[stack.length - 1]!;
-      const parent = top.node.parents[top.next++];
+      const parent = top.node.parentAt(top.next++);
       if (parent === undefined) {
         stack.pop();
         state.set(top.node.id, "done");

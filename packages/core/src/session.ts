@@ -231,7 +231,10 @@ export class Session {
   append(...chunks: ChunkInput[]): Session {
     if (chunks.length === 0) return this;
     const now = Date.now();
-    const made = chunks.map((c) => createChunk(c, this.lineage.id, now));
+    const made =
+      chunks.length === 1
+        ? [createChunk(chunks[0]!, this.lineage.id, now)]
+        : chunks.map((c) => createChunk(c, this.lineage.id, now));
     return new Session(this.lineage, this.list.concat(made), this.placement);
   }
 
@@ -319,7 +322,7 @@ export class Session {
       newId(),
       "fork",
       options.operator ?? "Session.fork",
-      [this.lineage],
+      this.lineage,
       options.extras,
       this.list.length,
     );
@@ -405,14 +408,7 @@ export class Session {
   derive(options: DeriveOptions): Session {
     const id = newId();
     const list = options.chunks ? ChunkList.from(options.chunks.map((c) => createChunk(c, id))) : this.list;
-    const node = new LineageNode(
-      id,
-      options.op,
-      options.operator,
-      [this.lineage],
-      options.extras,
-      list.length,
-    );
+    const node = new LineageNode(id, options.op, options.operator, this.lineage, options.extras, list.length);
     return new Session(node, list, this.placement?.share());
   }
 
@@ -434,7 +430,7 @@ export class Session {
         length: node.length,
         createdAt: node.createdAt,
       });
-      for (let i = node.parents.length - 1; i >= 0; i--) stack.push(node.parents[i]!);
+      for (let i = node.parentCount - 1; i >= 0; i--) stack.push(node.parentAt(i)!);
     }
     return {
       format: "openrath.session",

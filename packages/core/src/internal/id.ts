@@ -1,5 +1,8 @@
 const digits = "0123456789abcdef";
-const chars = new Array<number>(36);
+// Character codes of each byte's two hex digits, looked up rather than computed per id.
+const HIGH = Array.from({ length: 256 }, (_, b) => digits.charCodeAt(b >>> 4));
+const LOW = Array.from({ length: 256 }, (_, b) => digits.charCodeAt(b & 0xf));
+const chars = new Array<number>(36).fill(48);
 const pool = new Uint8Array(16 * 256);
 let poolOffset = pool.length;
 let lastMs = -1;
@@ -14,8 +17,8 @@ function nextRandom(): number {
 }
 
 function put(at: number, byte: number): number {
-  chars[at] = digits.charCodeAt(byte >>> 4);
-  chars[at + 1] = digits.charCodeAt(byte & 0xf);
+  chars[at] = HIGH[byte]!;
+  chars[at + 1] = LOW[byte]!;
   return at + 2;
 }
 
