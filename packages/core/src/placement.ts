@@ -77,6 +77,10 @@ class SandboxSlot {
  * (`fork`, `merge`, `derive`, `detach`) takes its own hold on the same sandbox.
  */
 export class Placement {
+  /** The sandbox backend key. */
+  readonly key: string;
+  /** The spec the sandbox opens with (as returned by the backend's `parseSpec`). */
+  readonly spec: unknown;
   #slot: SandboxSlot;
   #released = false;
 
@@ -87,16 +91,8 @@ export class Placement {
   constructor(keyOrSlot: string | SandboxSlot, spec?: unknown, backend?: () => SandboxBackendV1) {
     this.#slot = typeof keyOrSlot === "string" ? new SandboxSlot(keyOrSlot, spec, backend!) : keyOrSlot;
     this.#slot.hold();
-  }
-
-  /** The sandbox backend key. */
-  get key(): string {
-    return this.#slot.key;
-  }
-
-  /** The spec the sandbox opens with (as returned by the backend's `parseSpec`). */
-  get spec(): unknown {
-    return this.#slot.spec;
+    this.key = this.#slot.key;
+    this.spec = this.#slot.spec;
   }
 
   /** Whether this hold was released. */
