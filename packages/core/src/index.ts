@@ -43,6 +43,24 @@ export {
 } from "./lineage.js";
 export { closeAllSandboxes, Placement } from "./placement.js";
 export {
+  callProvider,
+  DeltaAccumulator,
+  type FinishReason,
+  type ProviderCallOptions,
+  type ProviderDelta,
+  ProviderError,
+  type ProviderErrorCode,
+  type ProviderRequest,
+  type ProviderResponse,
+  type ProviderV1,
+  type ResponseFormat,
+  type RetryPolicy,
+  retryDelay,
+  streamProvider,
+  type ToolChoice,
+  type ToolSpec,
+} from "./provider.js";
+export {
   createRegistry,
   defaultRegistry,
   type MemoryBackends,

@@ -1,0 +1,304 @@
+import type { Message, ToolCall } from "./chunk.js";
+import { OpenRathError, type OpenRathErrorOptions } from "./errors.js";
+import type { JsonObject } from "./json.js";
+import type { Usage } from "./usage.js";
+
+/** A tool as offered to the model: OpenAI function-tool shape with a JSON Schema for its parameters. */
+export interface ToolSpec {
+  readonly type: "function";
+  readonly function: {
+    readonly name: string;
+    readonly description?: string;
+    /** JSON Schema of the arguments object. */
+    readonly parameters: JsonObject;
+    /** Ask the provider to hold the model to the schema exactly, where it can. */
+    readonly strict?: boolean;
+  };
+}
+
+/** How the model may use tools: freely, not at all, at least one, or one named tool. */
+export type ToolChoice = "auto" | "none" | "required" | { readonly name: string };
+
+/** Structured output: free text, any JSON object, or JSON matching a schema. */
+export type ResponseFormat =
+  | { readonly type: "text" }
+  | { readonly type: "json_object" }
+  | {
+      readonly type: "json_schema";
+      readonly name: string;
+      readonly schema: JsonObject;
+      readonly strict?: boolean;
+    };
+
+/**
+ * A normalized model request. Messages are OpenAI-shaped (system first, then the transcript);
+ * providers translate them to their wire format.
+ */
+export interface ProviderRequest {
+  readonly messages: readonly Message[];
+  readonly tools?: readonly ToolSpec[];
+  readonly toolChoice?: ToolChoice;
+  /** Overrides the provider's model for this call. */
+  readonly model?: string;
+  readonly temperature?: number;
+  readonly topP?: number;
+  /** Most tokens to generate. */
+  readonly maxTokens?: number;
+  readonly stop?: readonly string[];
+  readonly seed?: number;
+  readonly responseFormat?: ResponseFormat;
+  readonly parallelToolCalls?: boolean;
+  /** Vendor-specific request fields, merged last. */
+  readonly extra?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Why the model stopped: `stop` (done), `tool_calls` (wants tools run), `length` (hit the token
+ * limit), `content_filter` (refused by a filter). Providers map vendor reasons onto these.
+ */
+export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter";
+
+/** A normalized model response. */
+export interface ProviderResponse {
+  /** Text of the reply, or `null` when it only calls tools. */
+  readonly content: string | null;
+  /** Tool calls in OpenAI wire shape, `arguments` as the raw JSON text. Empty when none. */
+  readonly toolCalls: readonly ToolCall[];
+  readonly finishReason: FinishReason;
+  readonly usage?: Usage;
+  /** The model that answered, as the vendor reported it. */
+  readonly model: string;
+}
+
+/** One streamed piece of a response; a stream always ends with exactly one `response` event. */
+export type ProviderDelta =
+  | { readonly type: "text"; readonly text: string }
+  | {
+      readonly type: "tool_call";
+      /** Position of the call in the turn; deltas of one call share it. */
+      readonly index: number;
+      readonly id?: string;
+      readonly name?: string;
+      /** The next piece of the raw JSON arguments. */
+      readonly arguments?: string;
+    }
+  | { readonly type: "response"; readonly response: ProviderResponse };
+
+/** Options of every provider call. */
+export interface ProviderCallOptions {
+  /** Cancels the call; the provider rejects with code `aborted`. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * A model provider (contract v1). Implementations translate {@link ProviderRequest} to a vendor
+ * API and back, and throw {@link ProviderError} with `retryable` set for transient failures; they
+ * do not retry themselves (see {@link callProvider}).
+ */
+export interface ProviderV1 {
+  readonly specVersion: "v1";
+  /** Vendor name, such as `openai`, `anthropic` or `scripted`. */
+  readonly name: string;
+  /** Default model. */
+  readonly model: string;
+  /** One complete response. */
+  complete(request: ProviderRequest, options?: ProviderCallOptions): Promise<ProviderResponse>;
+  /** The response as deltas, ending with a `response` event. Optional: without it, callers fall back to `complete`. */
+  stream?(request: ProviderRequest, options?: ProviderCallOptions): AsyncIterable<ProviderDelta>;
+}
+
+/**
+ * Error codes of the provider plane: `provider_rate_limited` (429), `provider_unavailable` (5xx,
+ * overloaded), `provider_connection` (network), `provider_timeout`, `provider_stream` (a stream cut
+ * or malformed mid-way), `provider_bad_request` (4xx the caller must fix), `provider_auth`
+ * (401/403), `provider_response` (a reply that cannot be used), `replay_miss` (a replay has no
+ * recording for the request), `script_exhausted` (a scripted provider ran out of turns), `aborted`.
+ */
+export type ProviderErrorCode =
+  | "provider_rate_limited"
+  | "provider_unavailable"
+  | "provider_connection"
+  | "provider_timeout"
+  | "provider_stream"
+  | "provider_bad_request"
+  | "provider_auth"
+  | "provider_response"
+  | "replay_miss"
+  | "script_exhausted"
+  | "aborted";
+
+/** An error from a model provider. */
+export class ProviderError extends OpenRathError {
+  declare readonly code: ProviderErrorCode;
+  /** Whether trying the same call again may succeed. */
+  readonly retryable: boolean;
+  /** How long the server asked us to wait before retrying, in milliseconds. */
+  readonly retryAfterMs: number | undefined;
+  /** HTTP status, when the failure came from an HTTP answer. */
+  readonly status: number | undefined;
+
+  constructor(
+    code: ProviderErrorCode,
+    message: string,
+    options: OpenRathErrorOptions & { retryable?: boolean; retryAfterMs?: number; status?: number } = {},
+  ) {
+    super(code, message, options);
+    this.retryable =
+      options.retryable ??
+      (code === "provider_rate_limited" ||
+        code === "provider_unavailable" ||
+        code === "provider_connection" ||
+        code === "provider_timeout");
+    this.retryAfterMs = options.retryAfterMs;
+    this.status = options.status;
+  }
+}
+
+/** How {@link callProvider} retries transient failures. */
+export interface RetryPolicy {
+  /** Total attempts including the first (default 4; values below 1 mean 1). */
+  readonly maxAttempts?: number;
+  /** First backoff in milliseconds (default 500); doubles per attempt. */
+  readonly baseDelayMs?: number;
+  /** Longest wait in milliseconds, retry-after included (default 30 000). */
+  readonly maxDelayMs?: number;
+  /** Called before each wait, for logs and metrics. */
+  readonly onRetry?: (info: { attempt: number; delayMs: number; error: ProviderError }) => void;
+}
+
+/** The wait before retry number `attempt` (1-based): exponential with jitter, or the server's retry-after. */
+export function retryDelay(
+  attempt: number,
+  error: ProviderError,
+  policy: RetryPolicy = {},
+  random: () => number = Math.random,
+): number {
+  const base = policy.baseDelayMs ?? 500;
+  const max = policy.maxDelayMs ?? 30_000;
+  if (error.retryAfterMs !== undefined) return Math.min(max, Math.max(0, error.retryAfterMs));
+  return Math.min(max, base * 2 ** (attempt - 1) + random() * base);
+}
+
+function abortError(signal: AbortSignal): ProviderError {
+  return new ProviderError("aborted", "The model call was aborted.", {
+    cause: signal.reason,
+    retryable: false,
+  });
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError(signal));
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortError(signal!));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/**
+ * Calls `provider.complete`, retrying transient {@link ProviderError}s with exponential backoff
+ * and jitter (or the server's retry-after). Any other error, an abort, or the last attempt's
+ * error is thrown as is.
+ */
+export async function callProvider(
+  provider: ProviderV1,
+  request: ProviderRequest,
+  options: ProviderCallOptions & { retry?: RetryPolicy } = {},
+): Promise<ProviderResponse> {
+  const attempts = Math.max(1, options.retry?.maxAttempts ?? 4);
+  for (let attempt = 1; ; attempt++) {
+    if (options.signal?.aborted) throw abortError(options.signal);
+    try {
+      return await provider.complete(request, options.signal ? { signal: options.signal } : {});
+    } catch (error) {
+      if (!ProviderError.isInstance(error) || !(error as ProviderError).retryable || attempt >= attempts)
+        throw error;
+      const delayMs = retryDelay(attempt, error as ProviderError, options.retry);
+      options.retry?.onRetry?.({ attempt, delayMs, error: error as ProviderError });
+      await sleep(delayMs, options.signal);
+    }
+  }
+}
+
+/**
+ * Streams from `provider`, retrying transient failures that happen before the first delta (a
+ * stream that already produced output is not replayed: its error is thrown). Falls back to
+ * `complete` for providers without `stream`, yielding the text as one delta.
+ */
+export async function* streamProvider(
+  provider: ProviderV1,
+  request: ProviderRequest,
+  options: ProviderCallOptions & { retry?: RetryPolicy } = {},
+): AsyncGenerator<ProviderDelta> {
+  if (!provider.stream) {
+    const response = await callProvider(provider, request, options);
+    if (response.content) yield { type: "text", text: response.content };
+    yield { type: "response", response };
+    return;
+  }
+  const attempts = Math.max(1, options.retry?.maxAttempts ?? 4);
+  for (let attempt = 1; ; attempt++) {
+    if (options.signal?.aborted) throw abortError(options.signal);
+    let started = false;
+    try {
+      for await (const delta of provider.stream(request, options.signal ? { signal: options.signal } : {})) {
+        started = true;
+        yield delta;
+      }
+      return;
+    } catch (error) {
+      if (
+        started ||
+        !ProviderError.isInstance(error) ||
+        !(error as ProviderError).retryable ||
+        attempt >= attempts
+      )
+        throw error;
+      const delayMs = retryDelay(attempt, error as ProviderError, options.retry);
+      options.retry?.onRetry?.({ attempt, delayMs, error: error as ProviderError });
+      await sleep(delayMs, options.signal);
+    }
+  }
+}
+
+/**
+ * Folds stream deltas into one response, the way every provider's `stream` must agree with its
+ * `complete`: text concatenated, tool calls gathered by index. Providers may use it to build the
+ * final `response` event.
+ */
+export class DeltaAccumulator {
+  private text = "";
+  private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
+
+  /** Adds one delta (a `response` delta is ignored). */
+  add(delta: ProviderDelta): void {
+    if (delta.type === "text") this.text += delta.text;
+    else if (delta.type === "tool_call") {
+      const call = this.calls.get(delta.index) ?? { id: "", name: "", arguments: "" };
+      if (delta.id) call.id = delta.id;
+      if (delta.name) call.name += delta.name;
+      if (delta.arguments) call.arguments += delta.arguments;
+      this.calls.set(delta.index, call);
+    }
+  }
+
+  /** The response so far, with `finishReason` defaulting to `tool_calls` when there are calls. */
+  response(fields: { model: string; usage?: Usage; finishReason?: FinishReason }): ProviderResponse {
+    const toolCalls: ToolCall[] = [...this.calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, c]) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
+    return {
+      content: this.text === "" && toolCalls.length > 0 ? null : this.text,
+      toolCalls,
+      finishReason: fields.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
+      model: fields.model,
+      ...(fields.usage ? { usage: fields.usage } : {}),
+    };
+  }
+}
