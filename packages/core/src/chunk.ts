@@ -126,7 +126,12 @@ function isUsage(value: unknown): value is Usage {
     if (typeof u[key] !== "number" || !Number.isFinite(u[key]) || (u[key] as number) < 0) return false;
   }
   for (const key of ["cachedPromptTokens", "reasoningTokens"]) {
-    if (u[key] !== undefined && (typeof u[key] !== "number" || (u[key] as number) < 0)) return false;
+    if (
+      u[key] !== undefined &&
+      (typeof u[key] !== "number" || !Number.isFinite(u[key]) || (u[key] as number) < 0)
+    ) {
+      return false;
+    }
   }
   return true;
 }
@@ -169,6 +174,13 @@ export function createChunk(input: ChunkInput, sessionId: string, now: number = 
       input,
     );
   }
+  for (const key of ["model", "finishReason", "source"] as const) {
+    if (!optionalString(c[key])) invalid(`Chunk \`${key}\` must be a string when given.`, input);
+  }
+  for (const key of ["untrusted", "isError"] as const) {
+    if (c[key] !== undefined && typeof c[key] !== "boolean")
+      invalid(`Chunk \`${key}\` must be a boolean when given.`, input);
+  }
   switch (c.kind) {
     case "system":
     case "user":
@@ -203,14 +215,6 @@ export function createChunk(input: ChunkInput, sessionId: string, now: number = 
         input,
       );
   }
-  if (
-    c.id !== undefined &&
-    c.createdAt !== undefined &&
-    c.sessionId !== undefined &&
-    Object.isFrozen(input)
-  ) {
-    return input as Chunk;
-  }
   // Built field by field: object spread is far slower than a literal in V8, and this runs per append.
   const out: Record<string, unknown> = {
     id: (c.id as string | undefined) ?? newId(now),
@@ -221,9 +225,48 @@ export function createChunk(input: ChunkInput, sessionId: string, now: number = 
   if (c.author !== undefined) out.author = c.author;
   for (const key of FIELDS[c.kind as ChunkKind]) {
     const value = c[key];
-    if (value !== undefined) out[key] = value;
+    if (value === undefined) continue;
+    // Nested values are copied and frozen, so a caller mutating what it appended cannot change
+    // a chunk inside an immutable session; event data is also checked to be JSON.
+    if (key === "toolCalls") {
+      out[key] = Object.freeze(
+        (value as ToolCall[]).map((t) =>
+          Object.freeze({
+            id: t.id,
+            type: t.type,
+            function: Object.freeze({ name: t.function.name, arguments: t.function.arguments }),
+          }),
+        ),
+      );
+    } else if (key === "usage") {
+      out[key] = Object.freeze({ ...(value as Usage) });
+    } else if (key === "data") {
+      out[key] = frozenJson(value, "data", input);
+    } else {
+      out[key] = value;
+    }
   }
   return Object.freeze(out) as unknown as Chunk;
+}
+
+/** A deep-frozen copy of a JSON value. @throws `invalid_chunk` for anything JSON cannot hold. */
+function frozenJson(value: unknown, path: string, input: unknown): JsonValue {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number") {
+    if (Number.isFinite(value)) return value;
+    return invalid(`Chunk \`${path}\` holds ${value}, which JSON cannot represent.`, input);
+  }
+  if (Array.isArray(value)) return Object.freeze(value.map((v, i) => frozenJson(v, `${path}[${i}]`, input)));
+  if (typeof value === "object" && [Object.prototype, null].includes(Object.getPrototypeOf(value))) {
+    const out: Record<string, JsonValue> = {};
+    for (const [k, v] of Object.entries(value))
+      if (v !== undefined) out[k] = frozenJson(v, `${path}.${k}`, input);
+    return Object.freeze(out);
+  }
+  return invalid(
+    `Chunk \`${path}\` holds a ${typeof value === "object" ? "non-plain object" : typeof value}; event data must be JSON.`,
+    input,
+  );
 }
 
 /** The kind-specific fields each chunk kind keeps, in serialization order. */

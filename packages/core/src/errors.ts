@@ -47,6 +47,7 @@ export class OpenRathError extends Error {
   readonly code: OpenRathErrorCode;
   /** Structured facts about the failure; never required to understand the message. */
   readonly details: Readonly<Record<string, unknown>>;
+  // biome-ignore lint/correctness/noUnusedPrivateClassMembers: read through the symbol by isInstance, across copies of core.
   private readonly [marker] = true;
 
   constructor(code: OpenRathErrorCode, message: string, options: OpenRathErrorOptions = {}) {

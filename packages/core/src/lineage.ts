@@ -312,13 +312,14 @@ const MERMAID_STYLE: Record<string, string> = {
 export function lineageToMermaid(input: LineageGraph | LineageSource | readonly LineageSource[]): string {
   const graph = toGraph(input);
   const ids = new Map(graph.nodes.map((n, i) => [n.id, `s${i}`]));
-  const esc = (s: string) => s.replace(/"/g, "#quot;").replace(/</g, "#lt;").replace(/>/g, "#gt;");
+  const esc = (s: string) =>
+    s.replace(/"/g, "#quot;").replace(/</g, "#lt;").replace(/>/g, "#gt;").replace(/\|/g, "#124;");
   const out = ["flowchart LR"];
   for (const n of graph.nodes) {
     const [open, close] = MERMAID_SHAPE[n.op] ?? ["[", "]"];
     out.push(`  ${ids.get(n.id)}${open}"${label(n).map(esc).join("<br/>")}"${close}`);
   }
-  for (const e of graph.edges) out.push(`  ${ids.get(e.from)} -->|${e.op}| ${ids.get(e.to)}`);
+  for (const e of graph.edges) out.push(`  ${ids.get(e.from)} -->|"${esc(e.op)}"| ${ids.get(e.to)}`);
   const byOp = new Map<string, string[]>();
   for (const n of graph.nodes) byOp.set(n.op, [...(byOp.get(n.op) ?? []), ids.get(n.id)!]);
   for (const [op, members] of byOp) {

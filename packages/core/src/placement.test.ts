@@ -123,14 +123,18 @@ describe("session placement", () => {
     expect(stats.attempts).toBe(2);
   });
 
-  it("re-placing a session lets go of its previous sandbox", async () => {
+  it("re-placing makes a new placement and leaves the earlier version's sandbox to the earlier version", async () => {
     const { stats, registry } = counting();
     const first = place(registry, { n: 1 });
-    await first.sandbox();
+    const old = await first.sandbox();
     const moved = first.to("counting" as never, { n: 2 } as never, { registry });
-    await new Promise((r) => setTimeout(r, 0));
-    expect(stats.closed).toBe(1);
     expect((await moved.sandbox()).id).toBe("sb-2");
+    expect((await first.sandbox()).id).toBe(old.id);
+    expect(stats.closed).toBe(0);
+    await first.release();
+    expect(stats.closed).toBe(1);
+    await moved.release();
+    expect(stats.closed).toBe(2);
   });
 
   it("a session restored from JSON opens through the registry it is given", async () => {

@@ -3,6 +3,15 @@ import { SandboxError, type SandboxV1 } from "./sandbox.js";
 
 const live = new Set<SandboxSlot>();
 
+// A placement that becomes unreachable without release() (every version of its session dropped)
+// lets go of its sandbox then, so a forgotten release cannot keep a sandbox open forever.
+const unreleased =
+  typeof FinalizationRegistry === "function"
+    ? new FinalizationRegistry<SandboxSlot>((slot) => {
+        slot.release().catch(() => {});
+      })
+    : undefined;
+
 /**
  * One sandbox shared by every session that holds it: opened lazily by the first user, closed when
  * the last holder lets go. Opening is single-flight, so parallel first-use tool calls open one sandbox.
@@ -91,6 +100,7 @@ export class Placement {
   constructor(keyOrSlot: string | SandboxSlot, spec?: unknown, backend?: () => SandboxBackendV1) {
     this.#slot = typeof keyOrSlot === "string" ? new SandboxSlot(keyOrSlot, spec, backend!) : keyOrSlot;
     this.#slot.hold();
+    unreleased?.register(this, this.#slot, this);
     this.key = this.#slot.key;
     this.spec = this.#slot.spec;
   }
@@ -125,6 +135,7 @@ export class Placement {
   release(): Promise<void> {
     if (this.#released) return Promise.resolve();
     this.#released = true;
+    unreleased?.unregister(this);
     return this.#slot.release();
   }
 

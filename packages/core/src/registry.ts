@@ -126,7 +126,7 @@ function unknownKey(kind: "sandbox" | "memory", key: string, registered: string[
     .map((k) => ({ k, d: distance(key, k) }))
     .filter(({ d }) => d <= 2)
     .sort((x, y) => x.d - y.d)[0]?.k;
-  const pkg = FIRST_PARTY[kind][key];
+  const pkg = FIRST_PARTY[kind][key] ?? (near ? FIRST_PARTY[kind][near] : undefined);
   const parts = [
     `Unknown ${kind} backend ${JSON.stringify(key)}.`,
     registered.length > 0

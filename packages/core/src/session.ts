@@ -282,8 +282,6 @@ export class Session {
   ): Session {
     const backend = (options.registry ?? defaultRegistry()).sandbox(key);
     const parsed = backend.parseSpec ? backend.parseSpec(spec) : spec;
-    // This session moves: its hold on the previous sandbox goes (closing it if nobody else holds it).
-    this.placement?.release().catch(() => {});
     return new Session(this.lineage, this.list, new Placement(key, parsed, () => backend));
   }
 
@@ -383,11 +381,11 @@ export class Session {
     const shared = strategy === "three-way" ? this.list.commonPrefix(other.list, (x, y) => x.id === y.id) : 0;
     const list = this.list.concat(other.list.slice(shared));
     const extras: LineageExtras = {
+      ...options.extras,
       strategy,
       "merge.shared": shared,
       "merge.left": this.list.length - shared,
       "merge.right": other.list.length - shared,
-      ...options.extras,
     };
     const node = new LineageNode(
       newId(),

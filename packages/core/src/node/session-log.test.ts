@@ -44,8 +44,18 @@ const registry = createRegistry({
       kind: "sandbox",
       key: "fake",
       specVersion: "v1",
-      capabilities: { streaming: false, network: "none", snapshots: false, languages: [] },
-      open: async () => ({ close: async () => {} }),
+      capabilities: {
+        streaming: false,
+        stdin: false,
+        network: "none",
+        isolation: "process",
+        snapshots: false,
+        languages: [],
+      },
+      // The log only records placement; the sandbox is never opened here.
+      open: async () => {
+        throw new Error("not opened in these tests");
+      },
     },
   ],
 });
