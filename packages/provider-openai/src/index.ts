@@ -1,0 +1,1 @@
+export { type OpenAIProviderOptions, openaiProvider } from "./openai-provider.js";

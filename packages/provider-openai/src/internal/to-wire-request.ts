@@ -1,0 +1,84 @@
+import type { ProviderRequest, ResponseFormat, ToolChoice, ToolSpec } from "@openrath/core";
+
+/** Provider-level defaults that a request's own fields override. */
+export interface RequestDefaults {
+  readonly temperature?: number;
+  readonly topP?: number;
+  readonly maxTokens?: number;
+  readonly stop?: readonly string[];
+  readonly seed?: number;
+  readonly parallelToolCalls?: boolean;
+  readonly extra?: Readonly<Record<string, unknown>>;
+}
+
+function wireTool(tool: ToolSpec) {
+  const fn = tool.function;
+  return {
+    type: "function" as const,
+    function: {
+      name: fn.name,
+      ...(fn.description !== undefined ? { description: fn.description } : {}),
+      parameters: fn.parameters,
+      ...(fn.strict !== undefined ? { strict: fn.strict } : {}),
+    },
+  };
+}
+
+function wireToolChoice(choice: ToolChoice) {
+  return typeof choice === "string" ? choice : { type: "function", function: { name: choice.name } };
+}
+
+function wireResponseFormat(format: ResponseFormat) {
+  if (format.type !== "json_schema") return { type: format.type };
+  return {
+    type: "json_schema",
+    json_schema: {
+      name: format.name,
+      schema: format.schema,
+      ...(format.strict !== undefined ? { strict: format.strict } : {}),
+    },
+  };
+}
+
+/**
+ * The Chat Completions body for `request`: messages as they are (they are already OpenAI-shaped),
+ * function tools, tool choice, sampling fields (the request's, else the provider's defaults),
+ * structured output, then `extra` (defaults', then the request's) merged last. `tool_choice` and
+ * `parallel_tool_calls` are sent only with tools, since OpenAI rejects them without. `stream` and
+ * `stream_options` are set for a streamed call (`stream_options` may be overridden through
+ * `extra`) and removed for a complete one.
+ */
+export function toWireRequest(
+  request: ProviderRequest,
+  defaults: RequestDefaults,
+  model: string,
+  stream: boolean,
+): Record<string, unknown> {
+  const body: Record<string, unknown> = { model: request.model ?? model, messages: request.messages };
+  const tools = request.tools ?? [];
+  if (tools.length > 0) {
+    body.tools = tools.map(wireTool);
+    if (request.toolChoice !== undefined) body.tool_choice = wireToolChoice(request.toolChoice);
+    const parallel = request.parallelToolCalls ?? defaults.parallelToolCalls;
+    if (parallel !== undefined) body.parallel_tool_calls = parallel;
+  }
+  const temperature = request.temperature ?? defaults.temperature;
+  if (temperature !== undefined) body.temperature = temperature;
+  const topP = request.topP ?? defaults.topP;
+  if (topP !== undefined) body.top_p = topP;
+  const maxTokens = request.maxTokens ?? defaults.maxTokens;
+  if (maxTokens !== undefined) body.max_completion_tokens = maxTokens;
+  const stop = request.stop ?? defaults.stop;
+  if (stop !== undefined && stop.length > 0) body.stop = [...stop];
+  const seed = request.seed ?? defaults.seed;
+  if (seed !== undefined) body.seed = seed;
+  if (request.responseFormat !== undefined) body.response_format = wireResponseFormat(request.responseFormat);
+  if (stream) body.stream_options = { include_usage: true };
+  Object.assign(body, defaults.extra, request.extra);
+  if (stream) body.stream = true;
+  else {
+    delete body.stream;
+    delete body.stream_options;
+  }
+  return body;
+}
