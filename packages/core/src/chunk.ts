@@ -49,6 +49,25 @@ export interface UserChunk extends ChunkBase {
   readonly untrusted?: boolean;
   /** Where untrusted text came from, such as a memory entry id or a URL. */
   readonly source?: string;
+  /** For a summary written by a model (a compressor): the usage of that call. */
+  readonly usage?: Usage;
+  /** For a model-written summary: the model. */
+  readonly model?: string;
+  /** For a model-written summary: the fingerprint of the request, for replay. */
+  readonly requestHash?: string;
+  /** For a summary: the usage of the chunks it replaced, by model, author and branch. */
+  readonly carriedUsage?: readonly CarriedUsage[];
+}
+
+/** Usage a summary chunk carries for the chunks it replaced, kept apart by model, author and branch. */
+export interface CarriedUsage {
+  readonly model?: string;
+  readonly author?: string;
+  /** The branch (session id) of the replaced chunks. */
+  readonly sessionId: string;
+  readonly usage: Usage;
+  /** Model calls folded into this entry. */
+  readonly calls: number;
 }
 
 /** A model turn: text, tool calls, or both, with the usage of the call that produced it. */
@@ -63,6 +82,8 @@ export interface AssistantChunk extends ChunkBase {
   readonly model?: string;
   /** Why the model stopped, as normalized by the provider (`stop`, `tool_calls`, `length`, …). */
   readonly finishReason?: string;
+  /** Fingerprint of the request that produced this turn; `ReplayProvider` answers by it. */
+  readonly requestHash?: string;
 }
 
 /** The result of one tool call, as the JSON text sent back to the model. */
@@ -174,7 +195,7 @@ export function createChunk(input: ChunkInput, sessionId: string, now: number = 
       input,
     );
   }
-  for (const key of ["model", "finishReason", "source"] as const) {
+  for (const key of ["model", "finishReason", "source", "requestHash"] as const) {
     if (!optionalString(c[key])) invalid(`Chunk \`${key}\` must be a string when given.`, input);
   }
   for (const key of ["untrusted", "isError"] as const) {
@@ -240,6 +261,8 @@ export function createChunk(input: ChunkInput, sessionId: string, now: number = 
       );
     } else if (key === "usage") {
       out[key] = Object.freeze({ ...(value as Usage) });
+    } else if (key === "carriedUsage") {
+      out[key] = frozenJson(value, "carriedUsage", input);
     } else if (key === "data") {
       out[key] = frozenJson(value, "data", input);
     } else {
@@ -272,8 +295,8 @@ function frozenJson(value: unknown, path: string, input: unknown): JsonValue {
 /** The kind-specific fields each chunk kind keeps, in serialization order. */
 const FIELDS: Record<ChunkKind, readonly string[]> = {
   system: ["content"],
-  user: ["content", "untrusted", "source"],
-  assistant: ["content", "toolCalls", "usage", "model", "finishReason"],
+  user: ["content", "untrusted", "source", "usage", "model", "requestHash", "carriedUsage"],
+  assistant: ["content", "toolCalls", "usage", "model", "finishReason", "requestHash"],
   tool_result: ["toolCallId", "name", "content", "isError"],
   event: ["name", "data", "usage", "model"],
 };

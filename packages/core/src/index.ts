@@ -1,5 +1,26 @@
 export {
+  Agent,
+  type AgentEvent,
+  type AgentOptions,
+  type AgentRequestOptions,
+  AgentRunError,
+  type RunEvent,
+  type RunOptions,
+  requestFingerprint,
+} from "./agent.js";
+export { Budget, BudgetExceededError, type BudgetLimits } from "./budget.js";
+export {
+  listWorkspaceFiles,
+  readWorkspaceFile,
+  runCode,
+  runShellCommand,
+  SANDBOX_TOOLS,
+  workspacePathExists,
+  writeWorkspaceFile,
+} from "./builtin-tools.js";
+export {
   type AssistantChunk,
+  type CarriedUsage,
   CHUNK_KINDS,
   type Chunk,
   type ChunkBase,
@@ -14,6 +35,7 @@ export {
   type ToolResultChunk,
   type UserChunk,
 } from "./chunk.js";
+export { Compressor, type CompressorOptions } from "./compressor.js";
 export {
   BackendClashError,
   MergeConflictError,
@@ -74,6 +96,7 @@ export {
   type SandboxBackendV1,
   type SandboxKey,
 } from "./registry.js";
+export { type RecordedCall, type Recording, ReplayProvider, recordedCall } from "./replay-provider.js";
 export {
   confinePath,
   DEFAULT_MAX_OUTPUT_BYTES,
@@ -89,6 +112,8 @@ export {
   type SandboxV1,
   truncationMarker,
 } from "./sandbox.js";
+export { type Script, ScriptedProvider, type ScriptedTurn } from "./scripted-provider.js";
+export { type Route, Selector, type SelectorOptions, type SelectorRule } from "./selector.js";
 export {
   type BranchOptions,
   type DeriveOptions,
@@ -98,7 +123,21 @@ export {
   type SessionJSON,
 } from "./session.js";
 export {
+  defineTool,
+  parseToolArguments,
+  projectToolResult,
+  type StandardSchemaLike,
+  type Tool,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolErrorKind,
+  toolErrorContent,
+  toolSpecs,
+} from "./tool.js";
+export { checkToolPolicy, type ToolPolicy, toolPolicyDenial } from "./tool-policy.js";
+export {
   addUsage,
+  carryUsage,
   costOf,
   type PriceTable,
   sumUsage,
@@ -109,3 +148,4 @@ export {
   usageReport,
   ZERO_USAGE,
 } from "./usage.js";
+export { PassThrough, type Runnable, Workflow } from "./workflow.js";

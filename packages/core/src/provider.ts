@@ -148,7 +148,8 @@ export class ProviderError extends OpenRathError {
       (code === "provider_rate_limited" ||
         code === "provider_unavailable" ||
         code === "provider_connection" ||
-        code === "provider_timeout");
+        code === "provider_timeout" ||
+        code === "provider_stream");
     this.retryAfterMs = options.retryAfterMs;
     this.status = options.status;
   }

@@ -410,6 +410,25 @@ export class Session {
     return new Session(node, list, this.placement?.share());
   }
 
+  /**
+   * A version of this session whose lineage node also carries `extras`. For the operation that
+   * created this identity to record how it ended (an agent run that hit its turn limit), before
+   * the session is handed to anyone else: forks made earlier keep pointing at the old node.
+   */
+  annotate(extras: LineageExtras): Session {
+    const n = this.lineage;
+    const node = new LineageNode(
+      n.id,
+      n.op,
+      n.operator,
+      n.parents,
+      { ...n.extras, ...extras },
+      n.length,
+      n.createdAt,
+    );
+    return new Session(node, this.list, this.placement);
+  }
+
   /** The JSON form: chunks, placement and the whole lineage DAG behind this session. */
   toJSON(): SessionJSON {
     const lineage: LineageNodeJSON[] = [];

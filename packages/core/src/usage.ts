@@ -1,4 +1,4 @@
-import type { Chunk } from "./chunk.js";
+import type { CarriedUsage, Chunk } from "./chunk.js";
 
 /**
  * Token counts of one or more model calls. Every count is a whole number of tokens, never negative.
@@ -48,7 +48,7 @@ export interface UsageRow {
   /** The model, author or branch id this row adds up. */
   readonly key: string;
   readonly usage: Usage;
-  /** Number of chunks that carried usage for this key. */
+  /** Model calls counted for this key (a summary's carried entries count their calls). */
   readonly calls: number;
   /** Cost in US dollars; present only when a price table was given and knows the model(s). */
   readonly cost?: number;
@@ -89,11 +89,26 @@ export function sumUsage(chunks: Iterable<Chunk>): Usage {
   let total = ZERO_USAGE;
   const seen = new Set<string>();
   for (const chunk of chunks) {
-    if (!("usage" in chunk) || chunk.usage === undefined || seen.has(chunk.id)) continue;
+    const { usage, carried } = usageOf(chunk);
+    if ((usage === undefined && carried === undefined) || seen.has(chunk.id)) continue;
     seen.add(chunk.id);
-    total = addUsage(total, chunk.usage);
+    if (usage) total = addUsage(total, usage);
+    for (const entry of carried ?? []) total = addUsage(total, entry.usage);
   }
   return total;
+}
+
+/** The usage a chunk records itself, and the usage it carries for chunks a summary replaced. */
+function usageOf(chunk: Chunk): { usage: Usage | undefined; carried: readonly CarriedUsage[] | undefined } {
+  switch (chunk.kind) {
+    case "assistant":
+    case "event":
+      return { usage: chunk.usage, carried: undefined };
+    case "user":
+      return { usage: chunk.usage, carried: chunk.carriedUsage };
+    default:
+      return { usage: undefined, carried: undefined };
+  }
 }
 
 /**
@@ -109,22 +124,34 @@ export function usageReport(chunks: Iterable<Chunk>, options: { prices?: PriceTa
   const seen = new Set<string>();
   let total = ZERO_USAGE;
   let cost = 0;
-  const bump = (map: typeof byModel, key: string, usage: Usage, c: number) => {
+  const bump = (map: typeof byModel, key: string, usage: Usage, c: number, calls: number) => {
     const row = map.get(key) ?? { usage: ZERO_USAGE, calls: 0, cost: 0 };
-    map.set(key, { usage: addUsage(row.usage, usage), calls: row.calls + 1, cost: row.cost + c });
+    map.set(key, { usage: addUsage(row.usage, usage), calls: row.calls + calls, cost: row.cost + c });
   };
-  for (const chunk of chunks) {
-    if (!("usage" in chunk) || chunk.usage === undefined || seen.has(chunk.id)) continue;
-    seen.add(chunk.id);
-    const model = chunk.model ?? UNKNOWN;
+  const add = (
+    usage: Usage,
+    modelName: string | undefined,
+    author: string | undefined,
+    branch: string,
+    calls: number,
+  ) => {
+    const model = modelName ?? UNKNOWN;
     const price = prices?.[model];
     if (prices && !price) unpriced.add(model);
-    const c = price ? costOf(chunk.usage, price) : 0;
-    total = addUsage(total, chunk.usage);
+    const c = price ? costOf(usage, price) : 0;
+    total = addUsage(total, usage);
     cost += c;
-    bump(byModel, model, chunk.usage, c);
-    bump(byAuthor, chunk.author ?? UNKNOWN, chunk.usage, c);
-    bump(byBranch, chunk.sessionId, chunk.usage, c);
+    bump(byModel, model, usage, c, calls);
+    bump(byAuthor, author ?? UNKNOWN, usage, c, calls);
+    bump(byBranch, branch, usage, c, calls);
+  };
+  for (const chunk of chunks) {
+    const { usage, carried } = usageOf(chunk);
+    if ((usage === undefined && carried === undefined) || seen.has(chunk.id)) continue;
+    seen.add(chunk.id);
+    if (usage) add(usage, (chunk as { model?: string }).model, chunk.author, chunk.sessionId, 1);
+    for (const entry of carried ?? [])
+      add(entry.usage, entry.model, entry.author, entry.sessionId, entry.calls);
   }
   const rows = (map: typeof byModel): UsageRow[] =>
     [...map]
@@ -142,4 +169,44 @@ export function usageReport(chunks: Iterable<Chunk>, options: { prices?: PriceTa
     byAuthor: rows(byAuthor),
     byBranch: rows(byBranch),
   };
+}
+
+/**
+ * The usage of `chunks` grouped by model, author and branch, for a summary chunk that replaces
+ * them (nested summaries are unfolded, so nothing is lost or counted twice).
+ */
+export function carryUsage(chunks: Iterable<Chunk>): CarriedUsage[] {
+  const groups = new Map<
+    string,
+    { model?: string; author?: string; sessionId: string; usage: Usage; calls: number }
+  >();
+  const seen = new Set<string>();
+  const add = (
+    model: string | undefined,
+    author: string | undefined,
+    sessionId: string,
+    usage: Usage,
+    calls: number,
+  ) => {
+    const key = JSON.stringify([model ?? null, author ?? null, sessionId]);
+    const group = groups.get(key) ?? {
+      ...(model ? { model } : {}),
+      ...(author ? { author } : {}),
+      sessionId,
+      usage: ZERO_USAGE,
+      calls: 0,
+    };
+    group.usage = addUsage(group.usage, usage);
+    group.calls += calls;
+    groups.set(key, group);
+  };
+  for (const chunk of chunks) {
+    const { usage, carried } = usageOf(chunk);
+    if ((usage === undefined && carried === undefined) || seen.has(chunk.id)) continue;
+    seen.add(chunk.id);
+    if (usage) add((chunk as { model?: string }).model, chunk.author, chunk.sessionId, usage, 1);
+    for (const entry of carried ?? [])
+      add(entry.model, entry.author, entry.sessionId, entry.usage, entry.calls);
+  }
+  return [...groups.values()];
 }

@@ -1,0 +1,244 @@
+import { OpenRathError } from "./errors.js";
+import { validateJsonSchema } from "./internal/json-schema.js";
+import type { JsonObject, JsonValue } from "./json.js";
+import type { ToolSpec } from "./provider.js";
+import type { SandboxV1 } from "./sandbox.js";
+import type { Session } from "./session.js";
+
+/**
+ * The parts of a Standard Schema v1 (zod 4, valibot, arktype…) that tools use: validation, and the
+ * optional Standard JSON Schema converter for the schema sent to the model.
+ */
+export interface StandardSchemaLike<Output = unknown> {
+  readonly "~standard": {
+    readonly version: 1;
+    readonly vendor: string;
+    validate(
+      value: unknown,
+    ):
+      | { readonly value: Output; readonly issues?: undefined }
+      | { readonly issues: readonly { readonly message: string; readonly path?: readonly unknown[] }[] }
+      | Promise<
+          | { readonly value: Output; readonly issues?: undefined }
+          | { readonly issues: readonly { readonly message: string; readonly path?: readonly unknown[] }[] }
+        >;
+    readonly jsonSchema?: { input(options: { readonly target: string }): Record<string, unknown> };
+    readonly types?: { readonly input: unknown; readonly output: Output };
+  };
+}
+
+/** What a running tool gets besides its arguments. */
+export interface ToolContext {
+  /** The session the agent is working on, as of the turn that called the tool. */
+  readonly session: Session;
+  /** Name of the agent that called the tool. */
+  readonly agent: string;
+  /** The model's id for this call. */
+  readonly callId: string;
+  /** Fires when the run is aborted; long tools should stop. */
+  readonly signal: AbortSignal;
+  /** The session's sandbox, opened on first use. Rejects with `not_placed` for an unplaced session. */
+  sandbox(): Promise<SandboxV1>;
+  /** Reports progress to `agent.stream()` consumers as a `tool_progress` event. */
+  emit(data: JsonValue): void;
+}
+
+/** A model-callable function with a JSON Schema for its arguments. Make one with {@link defineTool}. */
+export interface Tool<Args = unknown, Result = unknown> {
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema of the arguments object, as sent to the model. */
+  readonly parameters: JsonObject;
+  /** Offered to the model only when the session is placed on a sandbox (the built-in sandbox tools). */
+  readonly needsSandbox: boolean;
+  /** Most characters of JSON the result may take in the transcript (default 48 000). */
+  readonly maxResultChars: number;
+  /**
+   * The lane a call runs in: calls of one turn with the same key run one after another in call
+   * order, calls with different keys run at the same time.
+   */
+  resourceKey(args: Args): string;
+  /** Checks raw arguments; returns the parsed value or the problems, one per line. */
+  validate(raw: unknown): Promise<{ ok: true; value: Args } | { ok: false; problems: string[] }>;
+  execute(args: Args, context: ToolContext): Promise<Result> | Result;
+}
+
+/** Options of {@link defineTool}. */
+export interface ToolDefinition<Args, Result> {
+  /** Name the model calls: letters, digits, `_` and `-`, at most 64 characters. */
+  readonly name: string;
+  readonly description: string;
+  /** A Standard Schema (zod 4 works) or a JSON Schema object for the arguments. */
+  readonly parameters: StandardSchemaLike<Args> | JsonObject;
+  execute(args: Args, context: ToolContext): Promise<Result> | Result;
+  /**
+   * Lane of a call (see {@link Tool.resourceKey}). Default: `"global"`, so tools without a key run
+   * one at a time; give tools that may overlap a key, such as `(args) => \`fetch:${args.url}\``.
+   */
+  readonly resourceKey?: (args: Args) => string;
+  /** Shorthand for a resource key unique per call: every call may run in parallel. */
+  readonly parallel?: boolean;
+  readonly needsSandbox?: boolean;
+  readonly maxResultChars?: number;
+}
+
+const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const EMPTY_OBJECT_SCHEMA: JsonObject = Object.freeze({ type: "object", properties: {} });
+let parallelCounter = 0;
+
+function isStandardSchema(value: unknown): value is StandardSchemaLike {
+  return typeof value === "object" && value !== null && "~standard" in value;
+}
+
+/** Drops the `$schema` key and other top-level noise some converters add. */
+function cleanSchema(schema: Record<string, unknown>): JsonObject {
+  const { $schema: _ignored, ...rest } = schema;
+  return rest as JsonObject;
+}
+
+/**
+ * Defines a tool. Arguments are validated before `execute` runs: invalid ones go back to the model
+ * as an `invalid_tool_arguments` result, never into your code.
+ *
+ * @example
+ * ```ts
+ * const wordCount = defineTool({
+ *   name: "word_count",
+ *   description: "Count the words in a text",
+ *   parameters: z.object({ text: z.string() }),
+ *   parallel: true,
+ *   execute: ({ text }) => ({ words: text.split(/\s+/).filter(Boolean).length }),
+ * });
+ * ```
+ * @throws {OpenRathError} `invalid_argument` for a bad name or a schema that cannot give JSON Schema.
+ */
+export function defineTool<Args = Record<string, unknown>, Result = unknown>(
+  definition: ToolDefinition<Args, Result>,
+): Tool<Args, Result> {
+  if (typeof definition?.name !== "string" || !NAME.test(definition.name)) {
+    throw new OpenRathError(
+      "invalid_argument",
+      `Tool name ${JSON.stringify(definition?.name)} is not valid: use 1-64 letters, digits, "_" or "-".`,
+      { details: { name: definition?.name } },
+    );
+  }
+  if (typeof definition.execute !== "function") {
+    throw new OpenRathError("invalid_argument", `Tool "${definition.name}" needs an execute function.`);
+  }
+  const schema = definition.parameters ?? EMPTY_OBJECT_SCHEMA;
+  let parameters: JsonObject;
+  let validate: Tool<Args, Result>["validate"];
+  if (isStandardSchema(schema)) {
+    const converter = schema["~standard"].jsonSchema;
+    if (!converter) {
+      throw new OpenRathError(
+        "invalid_argument",
+        `Tool "${definition.name}": its ${schema["~standard"].vendor} schema cannot produce JSON Schema (no Standard JSON Schema support). Upgrade the library (zod >= 4.2) or pass a JSON Schema object.`,
+      );
+    }
+    parameters = cleanSchema(converter.input({ target: "draft-2020-12" }));
+    validate = async (raw) => {
+      const result = await schema["~standard"].validate(raw);
+      if (result.issues === undefined) return { ok: true, value: result.value as Args };
+      return {
+        ok: false,
+        problems: result.issues.map((issue) => {
+          const path = (issue.path ?? []).map((p) =>
+            typeof p === "object" && p !== null && "key" in p ? String(p.key) : String(p),
+          );
+          return `${path.length > 0 ? `$.${path.join(".")}` : "$"}: ${issue.message}`;
+        }),
+      };
+    };
+  } else {
+    parameters = schema;
+    validate = async (raw) => {
+      const problems = validateJsonSchema(schema, raw);
+      return problems.length === 0 ? { ok: true, value: raw as Args } : { ok: false, problems };
+    };
+  }
+  const keyOf =
+    definition.resourceKey ?? (definition.parallel ? () => `parallel:${++parallelCounter}` : () => "global");
+  return Object.freeze({
+    name: definition.name,
+    description: definition.description ?? "",
+    parameters,
+    needsSandbox: definition.needsSandbox ?? false,
+    maxResultChars: definition.maxResultChars ?? 48_000,
+    resourceKey: keyOf,
+    validate,
+    execute: definition.execute,
+  });
+}
+
+/** The function specs of `tools` for a provider request, sorted by name (a stable prompt). */
+export function toolSpecs(tools: readonly Tool<never>[]): ToolSpec[] {
+  return [...tools]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((tool) => ({
+      type: "function",
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    }));
+}
+
+/** Kinds of failed tool results, as `error_kind` in the result JSON. */
+export type ToolErrorKind =
+  | "invalid_tool_arguments"
+  | "unknown_tool"
+  | "tool_execution_exception"
+  | "tool_policy_denied"
+  | (string & {});
+
+/** The JSON text of a failed tool call: `{"ok":false,"error_kind","message","detail"?}`. */
+export function toolErrorContent(kind: ToolErrorKind, message: string, detail?: string): string {
+  return JSON.stringify({
+    ok: false,
+    error_kind: kind,
+    message,
+    ...(detail !== undefined ? { detail: detail.length > 4000 ? `${detail.slice(0, 4000)}…` : detail } : {}),
+  });
+}
+
+/**
+ * The JSON text a tool's return value becomes in the transcript. `undefined` is `{"ok":true}`;
+ * values that JSON cannot hold (bigints, cycles) are described instead; results longer than
+ * `maxChars` are replaced by a preview with the full length.
+ */
+export function projectToolResult(value: unknown, maxChars = 48_000): string {
+  let text: string;
+  if (value === undefined) return '{"ok":true}';
+  try {
+    text = JSON.stringify(value, (_key, v) => (typeof v === "bigint" ? v.toString() : v)) ?? '{"ok":true}';
+  } catch (error) {
+    text = JSON.stringify({ ok: true, unserializable: String(value), reason: (error as Error).message });
+  }
+  if (text.length <= maxChars) return text;
+  return JSON.stringify({
+    ok: true,
+    truncated: true,
+    total_chars: text.length,
+    preview: text.slice(0, Math.max(0, maxChars - 200)),
+  });
+}
+
+/**
+ * Parses raw tool-call arguments. Empty text means no arguments (`{}`), which is valid: tools
+ * without parameters are called that way.
+ */
+export function parseToolArguments(
+  raw: string,
+): { ok: true; value: unknown } | { ok: false; message: string } {
+  if (raw.trim() === "") return { ok: true, value: {} };
+  try {
+    const value = JSON.parse(raw);
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      return {
+        ok: false,
+        message: `Tool arguments must be a JSON object, got ${Array.isArray(value) ? "an array" : typeof value}.`,
+      };
+    }
+    return { ok: true, value };
+  } catch (error) {
+    return { ok: false, message: `Tool arguments are not valid JSON: ${(error as Error).message}` };
+  }
+}

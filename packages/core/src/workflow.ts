@@ -1,0 +1,155 @@
+import { Agent, type RunEvent, type RunOptions } from "./agent.js";
+import { AsyncQueue } from "./internal/async-queue.js";
+import type { Session } from "./session.js";
+
+/** Anything a workflow or selector can run: agents and workflows. */
+export interface Runnable {
+  readonly name: string;
+  /** What it is for; selectors show it to the router. */
+  readonly description: string;
+  run(session: Session, options?: RunOptions): Promise<Session>;
+}
+
+/**
+ * A composition of agents and other workflows, like `nn.Module`: write `forward`, call `run`.
+ * `run` wraps `forward` with lineage (the result gets a `workflow` node whose operator is the
+ * workflow's name) and tracing (start and end events, and the workflow path in chunk authors).
+ * Fork, merge, loops and branches inside `forward` are plain code.
+ *
+ * Children are found by walking the instance's own properties: agents and workflows assigned to
+ * fields (or held in arrays or plain objects there) are children, in property-name order.
+ *
+ * @example
+ * ```ts
+ * class Review extends Workflow {
+ *   writer = new Agent({ name: "writer", provider, instructions: "Draft." });
+ *   critic = new Agent({ name: "critic", provider, instructions: "Critique." });
+ *   async forward(session: Session, options: RunOptions) {
+ *     const draft = await this.writer.run(session, options);
+ *     const [a, b] = [draft.fork(), draft.fork()];
+ *     const reviews = await Promise.all([this.critic.run(a, options), this.critic.run(b, options)]);
+ *     return reviews[0].merge(reviews[1]);
+ *   }
+ * }
+ * const out = await new Review().run(Session.fromUserMessage("Write a haiku"));
+ * ```
+ */
+export abstract class Workflow implements Runnable {
+  /** Defaults to the class name. */
+  name: string;
+  description = "";
+
+  constructor(options: { name?: string; description?: string } = {}) {
+    this.name = options.name ?? new.target.name;
+    if (options.description !== undefined) this.description = options.description;
+  }
+
+  /** The workflow's logic. Pass `options` on to child runs so budgets, aborts and tracing reach them. */
+  abstract forward(session: Session, options: RunOptions): Promise<Session>;
+
+  /** Runs `forward` with lineage and tracing around it. */
+  async run(session: Session, options: RunOptions = {}): Promise<Session> {
+    const path = options.path ? `${options.path}/${this.name}` : this.name;
+    options.onEvent?.({ type: "workflow_start", workflow: this.name, path });
+    const result = await this.forward(session, { ...options, path });
+    const out =
+      result === session
+        ? result
+        : result.derive({ op: "workflow", operator: this.name, extras: { "workflow.path": path } });
+    options.onEvent?.({ type: "workflow_end", workflow: this.name, path, sessionId: out.id });
+    return out;
+  }
+
+  /** Runs the workflow, yielding every event of its agents and workflows, then `{ type: "session" }`. */
+  stream(session: Session, options: RunOptions = {}): AsyncIterable<RunEvent> {
+    const queue = new AsyncQueue<RunEvent>();
+    this.run(session, {
+      ...options,
+      onEvent: (event) => {
+        options.onEvent?.(event);
+        queue.push(event);
+      },
+    }).then(
+      (out) => {
+        queue.push({ type: "session", session: out });
+        queue.end();
+      },
+      (error) => queue.fail(error),
+    );
+    return queue;
+  }
+
+  /** Direct children (agents and workflows), as `[propertyName, child]`, sorted by name. */
+  children(): [string, Workflow | Agent][] {
+    const out: [string, Workflow | Agent][] = [];
+    for (const key of Object.keys(this).sort()) {
+      const value = (this as Record<string, unknown>)[key];
+      if (isChild(value)) out.push([key, value]);
+      else if (Array.isArray(value)) {
+        for (const [i, v] of value.entries()) if (isChild(v)) out.push([`${key}[${i}]`, v]);
+      } else if (value && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+        for (const k of Object.keys(value).sort()) {
+          const v = (value as Record<string, unknown>)[k];
+          if (isChild(v)) out.push([`${key}.${k}`, v]);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** This workflow and every descendant, depth first; a child reachable twice appears once. */
+  modules(): (Workflow | Agent)[] {
+    const out: (Workflow | Agent)[] = [];
+    const seen = new Set<unknown>();
+    const visit = (node: Workflow | Agent) => {
+      if (seen.has(node)) return;
+      seen.add(node);
+      out.push(node);
+      if (node instanceof Workflow) for (const [, child] of node.children()) visit(child);
+    };
+    visit(this);
+    return out;
+  }
+
+  /** A readable tree of the workflow and its children, like a PyTorch module's repr. */
+  describe(): string {
+    const lines: string[] = [];
+    const visit = (node: Workflow | Agent, label: string, depth: number, seen: Set<unknown>) => {
+      const pad = "  ".repeat(depth);
+      const head = `${pad}${label ? `(${label}): ` : ""}`;
+      if (!(node instanceof Workflow)) {
+        const tools = node.tools.map((t) => t.name).join(", ");
+        lines.push(
+          `${head}Agent(name=${node.name}, provider=${node.provider.name}:${node.provider.model}${tools ? `, tools=[${tools}]` : ""})`,
+        );
+        return;
+      }
+      const children = seen.has(node) ? [] : node.children();
+      seen.add(node);
+      if (children.length === 0) {
+        lines.push(`${head}${node.constructor.name}(name=${node.name})`);
+        return;
+      }
+      lines.push(`${head}${node.constructor.name}(name=${node.name}`);
+      for (const [key, child] of children) visit(child, key, depth + 1, seen);
+      lines.push(`${pad})`);
+    };
+    visit(this, "", 0, new Set());
+    return lines.join("\n");
+  }
+}
+
+function isChild(value: unknown): value is Workflow | Agent {
+  return value instanceof Workflow || value instanceof Agent;
+}
+
+/** A workflow that returns its input unchanged: what a selector routes to when nothing fits. */
+export class PassThrough extends Workflow {
+  constructor() {
+    super({ name: "pass-through", description: "Returns the session unchanged." });
+  }
+
+  async forward(session: Session): Promise<Session> {
+    return session;
+  }
+}
