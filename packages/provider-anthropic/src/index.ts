@@ -1,0 +1,1 @@
+export { type AnthropicProviderOptions, anthropicProvider } from "./anthropic-provider.js";
