@@ -103,8 +103,8 @@ describe("lineageTour", () => {
   it("draws the lineage in Mermaid with fork edges and merge nodes", async () => {
     const { mermaid } = await lineageTour();
     expect(mermaid.startsWith("flowchart LR\n")).toBe(true);
-    expect(mermaid.match(/-->\|fork\|/g)).toHaveLength(3);
-    expect(mermaid.match(/-->\|merge\|/g)).toHaveLength(4);
+    expect(mermaid.match(/-->\|"fork"\|/g)).toHaveLength(3);
+    expect(mermaid.match(/-->\|"merge"\|/g)).toHaveLength(4);
     expect(mermaid).toMatch(/s\d+\{"merge<br\/>planner<br\/>[0-9a-f]{8} · 8 chunks/);
     for (const role of ["researcher", "coder", "critic"]) {
       expect(mermaid).toMatch(new RegExp(`s\\d+\\{\\{"fork<br/>planner/${role}<br/>`));

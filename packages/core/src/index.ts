@@ -58,6 +58,7 @@ export {
   lineageToDot,
   lineageToJsonl,
   lineageToMermaid,
+  lineageToText,
   originalLineageKind,
   type Provenance,
   provenance,
@@ -148,4 +149,4 @@ export {
   usageReport,
   ZERO_USAGE,
 } from "./usage.js";
-export { PassThrough, type Runnable, Workflow } from "./workflow.js";
+export { type Module, PassThrough, type Runnable, Workflow } from "./workflow.js";

@@ -357,6 +357,49 @@ export function lineageToDot(input: LineageGraph | LineageSource | readonly Line
   return `${out.join("\n")}\n`;
 }
 
+/**
+ * The lineage as a terminal tree, roots first. A node with several parents (a merge) is drawn
+ * under its first parent and referenced as `↳ merged into #n` under the others. Nodes are numbered
+ * `#1…` in topological order; with `ids: true` each line also shows the short session id.
+ */
+export function lineageToText(
+  input: LineageGraph | LineageSource | readonly LineageSource[],
+  options: { ids?: boolean } = {},
+): string {
+  const graph = toGraph(input);
+  const number = new Map(graph.nodes.map((n, i) => [n.id, i + 1]));
+  const children = new Map<string, LineageGraphNode[]>();
+  const refs = new Map<string, LineageGraphNode[]>();
+  for (const n of graph.nodes) {
+    n.parents.forEach((p, i) => {
+      const map = i === 0 ? children : refs;
+      map.set(p, [...(map.get(p) ?? []), n]);
+    });
+  }
+  const line = (n: LineageGraphNode) => {
+    const facts = [`${n.chunkCount} chunk${n.chunkCount === 1 ? "" : "s"}`];
+    if (n.usage && n.usage.totalTokens > 0) facts.push(`${n.usage.totalTokens} tokens`);
+    const id = options.ids ? ` ${shortId(n.id)}` : "";
+    return `#${number.get(n.id)}${id} ${n.op} ${n.operator} (${facts.join(", ")})`;
+  };
+  const out: string[] = [];
+  const walk = (n: LineageGraphNode, prefix: string, last: boolean, root: boolean) => {
+    out.push(root ? line(n) : `${prefix}${last ? "└─ " : "├─ "}${line(n)}`);
+    const below = root ? "" : `${prefix}${last ? "   " : "│  "}`;
+    const items: ({ node: LineageGraphNode } | { ref: LineageGraphNode })[] = [
+      ...(children.get(n.id) ?? []).map((node) => ({ node })),
+      ...(refs.get(n.id) ?? []).map((ref) => ({ ref })),
+    ];
+    items.forEach((item, i) => {
+      const end = i === items.length - 1;
+      if ("node" in item) walk(item.node, below, end, false);
+      else out.push(`${below}${end ? "└─ " : "├─ "}↳ ${item.ref.op} into #${number.get(item.ref.id)}`);
+    });
+  };
+  for (const n of graph.nodes) if (n.parents.length === 0) walk(n, "", true, true);
+  return `${out.join("\n")}\n`;
+}
+
 /** Where a chunk came from: see {@link provenance}. */
 export interface Provenance {
   readonly chunk: Chunk;

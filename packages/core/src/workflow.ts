@@ -79,9 +79,9 @@ export abstract class Workflow implements Runnable {
     return queue;
   }
 
-  /** Direct children (agents and workflows), as `[propertyName, child]`, sorted by name. */
-  children(): [string, Workflow | Agent][] {
-    const out: [string, Workflow | Agent][] = [];
+  /** Direct children (agents, workflows, compressors, selectors), as `[propertyName, child]`, sorted by name. */
+  children(): [string, Module][] {
+    const out: [string, Module][] = [];
     for (const key of Object.keys(this).sort()) {
       const value = (this as Record<string, unknown>)[key];
       if (isChild(value)) out.push([key, value]);
@@ -98,10 +98,10 @@ export abstract class Workflow implements Runnable {
   }
 
   /** This workflow and every descendant, depth first; a child reachable twice appears once. */
-  modules(): (Workflow | Agent)[] {
-    const out: (Workflow | Agent)[] = [];
+  modules(): Module[] {
+    const out: Module[] = [];
     const seen = new Set<unknown>();
-    const visit = (node: Workflow | Agent) => {
+    const visit = (node: Module) => {
       if (seen.has(node)) return;
       seen.add(node);
       out.push(node);
@@ -114,10 +114,14 @@ export abstract class Workflow implements Runnable {
   /** A readable tree of the workflow and its children, like a PyTorch module's repr. */
   describe(): string {
     const lines: string[] = [];
-    const visit = (node: Workflow | Agent, label: string, depth: number, seen: Set<unknown>) => {
+    const visit = (node: Module, label: string, depth: number, seen: Set<unknown>) => {
       const pad = "  ".repeat(depth);
       const head = `${pad}${label ? `(${label}): ` : ""}`;
-      if (!(node instanceof Workflow)) {
+      if (!(node instanceof Workflow) && !(node instanceof Agent)) {
+        lines.push(`${head}${node.constructor.name}(name=${node.name})`);
+        return;
+      }
+      if (node instanceof Agent) {
         const tools = node.tools.map((t) => t.name).join(", ");
         lines.push(
           `${head}Agent(name=${node.name}, provider=${node.provider.name}:${node.provider.model}${tools ? `, tools=[${tools}]` : ""})`,
@@ -139,8 +143,13 @@ export abstract class Workflow implements Runnable {
   }
 }
 
-function isChild(value: unknown): value is Workflow | Agent {
-  return value instanceof Workflow || value instanceof Agent;
+/** A child module: an agent, a workflow, or anything else runnable with a name (compressors, selectors). */
+export type Module = Workflow | Agent | { readonly name: string; run(...args: never[]): Promise<unknown> };
+
+function isChild(value: unknown): value is Module {
+  if (value instanceof Workflow || value instanceof Agent) return true;
+  const v = value as { name?: unknown; run?: unknown } | null;
+  return typeof v === "object" && v !== null && typeof v.name === "string" && typeof v.run === "function";
 }
 
 /** A workflow that returns its input unchanged: what a selector routes to when nothing fits. */
