@@ -2,7 +2,21 @@
 // point the tests at them. Each service is installed from Debian's packages when missing (the
 // machine is fresh in CI) and started on loopback only. With `required`, a service that cannot be
 // started is an error; otherwise the tests that need it skip with the reason.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 let aptUpdated = false;
 
@@ -30,11 +44,98 @@ const SERVICES = {
   /** bubblewrap, for the local sandbox's isolated mode. */
   async bubblewrap() {
     if (!have("bwrap")) aptInstall("bubblewrap");
-    const probe = spawnSync("bwrap", ["--ro-bind", "/", "/", "--unshare-net", "--dev", "/dev", "true"], { encoding: "utf8" });
+    const probe = spawnSync("bwrap", ["--ro-bind", "/", "/", "--unshare-net", "--dev", "/dev", "true"], {
+      encoding: "utf8",
+    });
     if (probe.status !== 0) throw new Error(`bwrap cannot create a sandbox here: ${probe.stderr.trim()}`);
     return { OPENRATH_TEST_BWRAP: "1" };
   },
+
+  /**
+   * A Docker engine on the local socket, for the docker sandbox. Reuses a daemon that already
+   * answers; otherwise installs Debian's docker.io and starts `dockerd` detached (no bridge, no
+   * iptables: every test container runs with networking off). No registry is reachable, so the
+   * test image is imported from a busybox root filesystem built here.
+   */
+  async docker() {
+    if (!dockerAnswers()) {
+      if (!have("dockerd")) aptInstall("docker.io");
+      const log = join(tmpdir(), "openrath-dockerd.log");
+      const out = openSync(log, "a");
+      const child = spawn("dockerd", ["--bridge=none", "--iptables=false"], {
+        detached: true,
+        stdio: ["ignore", out, out],
+      });
+      closeSync(out);
+      let exited = "";
+      child.on("error", (error) => (exited = error.message));
+      child.on("exit", (code, signal) => (exited = `dockerd exited (${code ?? signal})`));
+      child.unref();
+      const deadline = Date.now() + 30_000;
+      while (!dockerAnswers()) {
+        // A daemon that exits at once (another one holds the pid file, a bad flag) is reported
+        // with its log instead of waiting out the deadline.
+        if (exited && !dockerAnswers()) throw new Error(`${exited}; see ${log}`);
+        if (Date.now() > deadline) throw new Error(`dockerd did not answer within 30 s; see ${log}`);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+    if (spawnSync("docker", ["image", "inspect", DOCKER_TEST_IMAGE], { stdio: "ignore" }).status !== 0) {
+      importBusyboxImage();
+    }
+    return { OPENRATH_TEST_DOCKER: "1", OPENRATH_TEST_DOCKER_IMAGE: DOCKER_TEST_IMAGE };
+  },
 };
+
+/** The image the docker sandbox tests run: busybox's applets (sh, awk, find, …) and nothing else. */
+const DOCKER_TEST_IMAGE = "openrath-test/busybox:1";
+
+/** Whether a Docker daemon answers on the default socket. */
+function dockerAnswers() {
+  return spawnSync("docker", ["version"], { stdio: "ignore", timeout: 10_000 }).status === 0;
+}
+
+/** Builds a root filesystem from Debian's static busybox and imports it as {@link DOCKER_TEST_IMAGE}. */
+function importBusyboxImage() {
+  if (!existsSync("/bin/busybox")) aptInstall("busybox-static");
+  const root = mkdtempSync(join(tmpdir(), "openrath-busybox-"));
+  try {
+    for (const dir of ["bin", "tmp", "workspace", "etc", "proc", "dev", "sys", "root"]) {
+      mkdirSync(join(root, dir), { recursive: true });
+    }
+    chmodSync(join(root, "tmp"), 0o1777);
+    copyFileSync("/bin/busybox", join(root, "bin", "busybox"));
+    chmodSync(join(root, "bin", "busybox"), 0o755);
+    const applets = execFileSync("/bin/busybox", ["--list"], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean);
+    for (const applet of applets) {
+      if (applet !== "busybox") symlinkSync("busybox", join(root, "bin", applet));
+    }
+    // Many scripts expect /usr/bin/env and /usr/bin/* to exist.
+    mkdirSync(join(root, "usr"), { recursive: true });
+    symlinkSync("../bin", join(root, "usr", "bin"));
+    symlinkSync("bin", join(root, "sbin"));
+    writeFileSync(
+      join(root, "etc", "passwd"),
+      "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n",
+    );
+    writeFileSync(join(root, "etc", "group"), "root:x:0:\nnogroup:x:65534:\n");
+    execFileSync(
+      "sh",
+      [
+        "-c",
+        `tar -C "$1" -c . | docker import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["/bin/sh"]' - "$2"`,
+        "sh",
+        root,
+        DOCKER_TEST_IMAGE,
+      ],
+      { stdio: ["ignore", "ignore", "inherit"] },
+    );
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
 
 /**
  * @param {{ root: string, required: boolean }} options

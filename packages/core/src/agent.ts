@@ -1,3 +1,12 @@
+import {
+  type AgentMemory,
+  type AgentMemoryOptions,
+  MemoryHandle,
+  noMemory,
+  recallQuery,
+  withCommit,
+  withRecall,
+} from "./agent-memory.js";
 import { type Budget, BudgetExceededError, type BudgetLimits, exceededBy } from "./budget.js";
 import { SANDBOX_TOOLS } from "./builtin-tools.js";
 import type { AssistantChunk, ChunkInput, ToolCall } from "./chunk.js";
@@ -5,6 +14,7 @@ import { OpenRathError } from "./errors.js";
 import { AsyncQueue } from "./internal/async-queue.js";
 import { hashString } from "./internal/hash.js";
 import type { JsonValue } from "./json.js";
+import type { MemoryEntry, MemoryHit, MemoryInput, RecallOptions } from "./memory.js";
 import {
   callProvider,
   type ProviderRequest,
@@ -13,6 +23,7 @@ import {
   type RetryPolicy,
   streamProvider,
 } from "./provider.js";
+import type { Registry } from "./registry.js";
 import type { Session } from "./session.js";
 import { parseToolArguments, projectToolResult, type Tool, toolErrorContent, toolSpecs } from "./tool.js";
 import { checkToolPolicy, type ToolPolicy, toolPolicyDenial } from "./tool-policy.js";
@@ -40,6 +51,22 @@ export interface AgentOptions {
   readonly description?: string;
   /** Whether `run()` streams from the provider too (default false; `stream()` always does). */
   readonly streaming?: boolean;
+  /**
+   * Persistent memory: a registry key (`"bm25"`; `"local"` means `"bm25"`), `{ key, spec }`, or an
+   * open store. Recalled before each run (as untrusted user chunks plus a `memory.recall` event) and
+   * committed after it (a `memory.commit` event), both as `memory` nodes in the lineage.
+   */
+  readonly memory?: AgentMemory;
+  /** Tenant, user and agent levels of the agent's memories (the session level follows the session). */
+  readonly memoryScope?: AgentMemoryOptions["memoryScope"];
+  /** Recall settings (default `{ topK: 4 }`), or `false` for none. */
+  readonly recall?: AgentMemoryOptions["recall"];
+  /** Commit after each run (default) or only through `agent.commit(session)`. */
+  readonly commit?: AgentMemoryOptions["commit"];
+  /** Where commits store entries (default the agent level, kept across conversations). */
+  readonly commitLevel?: AgentMemoryOptions["commitLevel"];
+  /** Registry resolving memory keys (default: the process-wide one). */
+  readonly registry?: Registry;
 }
 
 /** Options of one run of an agent or workflow. */
@@ -160,6 +187,7 @@ export class Agent {
   readonly maxTurns: number;
   readonly description: string;
   private readonly options: AgentOptions;
+  private readonly memoryHandle: MemoryHandle | undefined;
 
   constructor(options: AgentOptions) {
     if (typeof options?.name !== "string" || options.name === "") {
@@ -198,11 +226,82 @@ export class Agent {
     this.maxTurns = maxTurns;
     this.description = options.description ?? "";
     this.options = options;
+    this.memoryHandle = options.memory
+      ? new MemoryHandle(options.name, {
+          memory: options.memory,
+          ...(options.memoryScope ? { memoryScope: options.memoryScope } : {}),
+          ...(options.recall !== undefined ? { recall: options.recall } : {}),
+          ...(options.commit ? { commit: options.commit } : {}),
+          ...(options.commitLevel ? { commitLevel: options.commitLevel } : {}),
+          ...(options.registry ? { registry: options.registry } : {}),
+        })
+      : undefined;
+  }
+
+  /** Stores entries in the agent's memory (default scope: the agent's user level). */
+  async remember(entries: string | MemoryInput | readonly MemoryInput[]): Promise<MemoryEntry[]> {
+    const handle = this.memoryHandle ?? throwError(noMemory(this.name));
+    const s = this.options.memoryScope ?? {};
+    const scope = { tenant: s.tenant ?? "default", user: s.user ?? "default" };
+    const list = (
+      typeof entries === "string" ? [{ text: entries }] : Array.isArray(entries) ? entries : [entries]
+    ) as MemoryInput[];
+    return (await handle.store()).remember(list.map((e) => ({ ...e, scope: e.scope ?? scope })));
+  }
+
+  /** Recalls from the agent's memory as a run on `session` would (default: a fresh conversation). */
+  async recall(query: string, options: RecallOptions & { session?: Session } = {}): Promise<MemoryHit[]> {
+    const handle = this.memoryHandle ?? throwError(noMemory(this.name));
+    const { session, ...rest } = options;
+    const scope = rest.scope ?? (session ? handle.scopeFor(session) : undefined);
+    return (await handle.store()).recall(query, { ...rest, ...(scope ? { scope } : {}) });
+  }
+
+  /**
+   * Commits `session` to the agent's memory and returns the session with the commit recorded
+   * (lineage op `memory` and a `memory.commit` event listing the ids written).
+   */
+  async commit(session: Session, options: RunOptions = {}): Promise<Session> {
+    const handle = this.memoryHandle ?? throwError(noMemory(this.name));
+    const scope = handle.commitScopeFor(session);
+    const entries = await (await handle.store()).commit(session, { scope });
+    return withCommit(
+      session,
+      this.name,
+      options.path ? `${options.path}/${this.name}` : this.name,
+      scope,
+      entries,
+    );
+  }
+
+  /** Closes the memory store this agent opened from a key (a store passed in stays open). */
+  close(): Promise<void> {
+    return this.memoryHandle?.close() ?? Promise.resolve();
   }
 
   /** Runs the agent on `session` and returns the new session. */
   run(session: Session, options: RunOptions = {}): Promise<Session> {
-    return runLoop(this, this.options, session, options, this.options.streaming ?? false);
+    return this.runWithMemory(session, options, this.options.streaming ?? false);
+  }
+
+  private async runWithMemory(session: Session, options: RunOptions, streaming: boolean): Promise<Session> {
+    const handle = this.memoryHandle;
+    if (!handle) return runLoop(this, this.options, session, options, streaming);
+    const author = options.path ? `${options.path}/${this.name}` : this.name;
+    let input = session;
+    const recall = this.options.recall ?? { topK: 4 };
+    const query = recall === false ? undefined : recallQuery(session);
+    if (recall !== false && query !== undefined) {
+      const scope = handle.scopeFor(session);
+      const hits = await (await handle.store()).recall(query, {
+        scope,
+        topK: recall.topK ?? 4,
+        ...(recall.minScore !== undefined ? { minScore: recall.minScore } : {}),
+      });
+      input = withRecall(session, this.name, author, query, scope, hits);
+    }
+    const out = await runLoop(this, this.options, input, options, streaming);
+    return (this.options.commit ?? "after-run") === "after-run" ? this.commit(out, options) : out;
   }
 
   /** Runs the agent, yielding text and tool-call deltas and tool events, then `{ type: "session" }`. */
@@ -214,7 +313,7 @@ export class Agent {
       options.onEvent?.(event);
       queue.push(event);
     };
-    runLoop(this, this.options, session, { ...options, onEvent }, true).then(
+    this.runWithMemory(session, { ...options, onEvent }, true).then(
       (out) => {
         queue.push({ type: "session", session: out });
         queue.end();
@@ -523,4 +622,8 @@ async function execute(
     isError: result.isError,
   });
   return result;
+}
+
+function throwError(error: Error): never {
+  throw error;
 }

@@ -64,6 +64,24 @@ export {
   provenance,
   shortId,
 } from "./lineage.js";
+export {
+  extractMemories,
+  type ForgetSelector,
+  type MemoryEntry,
+  MemoryError,
+  type MemoryErrorCode,
+  type MemoryHit,
+  memoryId,
+  type MemoryInput,
+  type MemoryScope,
+  type MemoryV1,
+  normalizeScope,
+  type RecallOptions,
+  SCOPE_LEVELS,
+  scopeContains,
+  scopePath,
+  scopeVisible,
+} from "./memory.js";
 export { closeAllSandboxes, Placement } from "./placement.js";
 export {
   callProvider,
@@ -90,7 +108,6 @@ export {
   type MemoryBackendV1,
   type MemoryCapabilities,
   type MemoryKey,
-  type MemoryV1,
   type OpenOptions,
   type Registry,
   type SandboxBackends,

@@ -115,7 +115,7 @@ describe("registering descriptors", () => {
       kind: "memory",
       key: "bm25",
       specVersion: "v1",
-      capabilities: { vectorSearch: false, persistence: true },
+      capabilities: { vectorSearch: false, persistence: true, sharedWriters: false },
       open: openMemory,
     };
     expectTypeOf(createRegistry({ sandboxes: [docker], memories: [bm25] })).toEqualTypeOf<Registry>();
@@ -127,7 +127,7 @@ describe("registering descriptors", () => {
       kind: "memory",
       key: "bm25",
       specVersion: "v1",
-      capabilities: { vectorSearch: false, persistence: true },
+      capabilities: { vectorSearch: false, persistence: true, sharedWriters: false },
       open: openMemory,
     };
     // @ts-expect-error -- a memory backend is not a sandbox backend.

@@ -3,6 +3,7 @@ import {
   createRegistry,
   defaultRegistry,
   type MemoryBackendV1,
+  type MemoryV1,
   OpenRathError,
   type Registry,
   type SandboxBackendV1,
@@ -29,8 +30,8 @@ const memory = (key: string): MemoryBackendV1 => ({
   kind: "memory",
   key,
   specVersion: "v1",
-  capabilities: { vectorSearch: false, persistence: true },
-  open: async () => ({ close: async () => {} }),
+  capabilities: { vectorSearch: false, persistence: true, sharedWriters: false },
+  open: async () => ({ close: async () => {} }) as unknown as MemoryV1,
 });
 
 /** The OpenRathError `fn` throws (failing the test if it throws anything else or nothing). */

@@ -1,4 +1,5 @@
 import { BackendClashError, OpenRathError, UnknownBackendError } from "./errors.js";
+import type { MemoryV1 } from "./memory.js";
 import type { SandboxCapabilities, SandboxV1 } from "./sandbox.js";
 
 /**
@@ -24,18 +25,14 @@ export type SandboxKey = Extract<keyof SandboxBackends, string>;
 /** A memory key some installed adapter declared. */
 export type MemoryKey = Extract<keyof MemoryBackends, string>;
 
-/** What a memory backend can do. */
+/** What a memory backend can do. Core uses it to fail fast; the conformance suite checks every claim. */
 export interface MemoryCapabilities {
   /** Whether recall can rank by embedding similarity. */
   readonly vectorSearch: boolean;
   /** Whether entries survive a close and reopen. */
   readonly persistence: boolean;
-}
-
-/** An open memory store. The full contract (remember, recall, commit) is defined by the memory plane. */
-export interface MemoryV1 {
-  /** Flushes and releases the store. Idempotent. */
-  close(): Promise<void>;
+  /** Whether two stores opened on the same location see each other's writes (concurrent writers). */
+  readonly sharedWriters: boolean;
 }
 
 /** Options passed to every `open`. */

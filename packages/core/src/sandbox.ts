@@ -115,9 +115,13 @@ export interface SandboxV1 {
   /**
    * Runs a command: an argv array runs directly, a string runs through `/bin/sh -c`.
    *
+   * Without `stdin` the command's standard input is empty. Output over `maxOutputBytes` is cut
+   * (the command keeps running); `env` applies to this call only.
+   *
    * @throws {SandboxError} `exec_timeout` or `aborted` (after killing the process tree; the error's
-   *   details hold the output so far), `unsupported` for `stdin` where the backend cannot take it,
-   *   `sandbox_closed`, `path_outside_workspace` for a bad `cwd`.
+   *   `details.stdout` and `details.stderr` hold the output so far), `unsupported` for `stdin` where
+   *   the backend cannot take it, `sandbox_closed`, `path_outside_workspace` or `file_not_found`
+   *   for a bad `cwd`. An already-aborted signal rejects before the command starts.
    */
   exec(command: string | readonly string[], options?: ExecOptions): Promise<ExecResult>;
   /** Reads a UTF-8 text file. @throws `file_not_found`, `not_a_file`, `binary_file`, `path_outside_workspace` */
@@ -232,7 +236,8 @@ export function decodeTextFile(bytes: Uint8Array, path: string): string {
  * check, since only it can see the file system.
  *
  * @param workspace - the absolute workspace root as the sandbox sees it (such as `/workspace`).
- * @throws {SandboxError} `path_outside_workspace`, or `invalid_argument` for a non-string or a NUL byte.
+ * @throws {SandboxError} `path_outside_workspace`; {@link OpenRathError} `invalid_argument` for a
+ *   non-string or a NUL byte.
  */
 export function confinePath(path: string, workspace: string): string {
   if (typeof path !== "string" || path.includes("\0")) {

@@ -58,8 +58,11 @@ export interface Tool<Args = unknown, Result = unknown> {
    * order, calls with different keys run at the same time.
    */
   resourceKey(args: Args): string;
-  /** Checks raw arguments; returns the parsed value or the problems, one per line. */
-  validate(raw: unknown): Promise<{ ok: true; value: Args } | { ok: false; problems: string[] }>;
+  /**
+   * Checks raw arguments; returns the parsed value (an `Args`, typed `unknown` so any tool fits a
+   * `Tool<never>[]` list) or the problems, one per line.
+   */
+  validate(raw: unknown): Promise<{ ok: true; value: unknown } | { ok: false; problems: string[] }>;
   execute(args: Args, context: ToolContext): Promise<Result> | Result;
 }
 

@@ -18,7 +18,10 @@ export interface ServiceCheck {
  * describe.skipIf(!docker.available)(`docker sandbox (${docker.reason})`, () => { ... });
  * ```
  */
-export async function serviceAvailable(name: string, probe: () => boolean | Promise<boolean>): Promise<ServiceCheck> {
+export async function serviceAvailable(
+  name: string,
+  probe: () => boolean | Promise<boolean>,
+): Promise<ServiceCheck> {
   let ok = false;
   let why = "";
   try {

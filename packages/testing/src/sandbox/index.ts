@@ -1,1 +1,87 @@
-export {};
+import type { SandboxCapabilities, SandboxV1 } from "@openrath/core";
+import { describe, expect, it } from "vitest";
+import { capabilitiesSuite } from "./capabilities.suite.js";
+import { codeSuite } from "./code.suite.js";
+import { concurrencySuite } from "./concurrency.suite.js";
+import { execSuite } from "./exec.suite.js";
+import { filesSuite } from "./files.suite.js";
+import { lifecycleSuite } from "./lifecycle.suite.js";
+import { pathsSuite } from "./paths.suite.js";
+import { streamingSuite } from "./streaming.suite.js";
+import { createSuiteContext } from "./suite-context.js";
+import { timeoutsSuite } from "./timeouts.suite.js";
+
+export type { SandboxSuiteContext } from "./suite-context.js";
+
+/** Options of {@link describeSandboxConformance}. */
+export interface SandboxConformanceOptions {
+  /** Names the backend in the suite's title: `sandbox conformance: <name>`. */
+  readonly name: string;
+  /**
+   * Opens a fresh sandbox. Called once per test (several times in the concurrency tests); the suite
+   * closes every sandbox it opened after the test.
+   */
+  readonly create: () => Promise<SandboxV1>;
+  /**
+   * The backend's capability manifest, normally the descriptor's `capabilities`. The suite checks
+   * every claim: a capability set to `false` (or a language left out) is not skipped but must be
+   * refused with `unsupported` (or `unsupported_language`).
+   */
+  readonly capabilities: SandboxCapabilities;
+  /**
+   * Tests to skip, with the reason: a key is a group title (`"timeouts"`), a test title, or
+   * `"<group> > <test title>"`. A skipped test is registered with `it.skip` and the reason is shown
+   * in its title. A key that names no group or test fails the suite, so typos do not go unnoticed.
+   */
+  readonly skip?: Readonly<Record<string, string>>;
+  /** Timeout of each test in milliseconds (default 30 000). Raise it for backends that open slowly. */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * Registers the sandbox conformance suite for one backend: a `describe` block with one group per
+ * behaviour (lifecycle, exec, streaming, files, paths, timeouts, concurrency, code, capabilities),
+ * each test on a fresh sandbox. Call it at the top level of a `*.conformance.test.ts` file.
+ *
+ * @example
+ * ```ts
+ * // src/acme-sandbox.conformance.test.ts
+ * import { describeSandboxConformance } from "@openrath/testing/sandbox";
+ * import { acmeSandbox } from "./acme-sandbox.js";
+ *
+ * const backend = acmeSandbox();
+ * describeSandboxConformance({
+ *   name: "acme",
+ *   create: () => backend.open({ image: "python:3.12-slim" }),
+ *   capabilities: backend.capabilities,
+ *   skip: { "a command killed by a signal reports 128 + the signal number": "the Acme API reports no signals" },
+ *   timeoutMs: 60_000,
+ * });
+ * ```
+ */
+export function describeSandboxConformance(options: SandboxConformanceOptions): void {
+  const context = createSuiteContext(options);
+  describe(`sandbox conformance: ${options.name}`, () => {
+    lifecycleSuite(context);
+    execSuite(context);
+    streamingSuite(context);
+    filesSuite(context);
+    pathsSuite(context);
+    timeoutsSuite(context);
+    concurrencySuite(context);
+    codeSuite(context);
+    capabilitiesSuite(context);
+
+    const keys = Object.keys(options.skip ?? {});
+    if (keys.length > 0) {
+      it("every skip key names a group or a test of the suite", () => {
+        const unknown = keys.filter((key) => !context.asked.has(key));
+        const valid = [...context.asked].filter((key) => key.includes(" > "));
+        expect(
+          unknown,
+          `skip keys that name no group or test: ${JSON.stringify(unknown)}. A key is a group title, a test title, or one of:\n${valid.join("\n")}`,
+        ).toEqual([]);
+      });
+    }
+  });
+}

@@ -1,0 +1,677 @@
+import { randomUUID } from "node:crypto";
+import type { Duplex, Readable } from "node:stream";
+import {
+  confinePath,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  decodeTextFile,
+  type ExecOptions,
+  type ExecResult,
+  type FileEntry,
+  OutputBuffer,
+  outside,
+  SandboxError,
+  type SandboxV1,
+} from "@openrath/core";
+import type Dockerode from "dockerode";
+import { type DockerEndpoint, isConnectionError, messageOf, statusOf, unavailable } from "./docker-client.js";
+import { untrackContainer } from "./exit-cleanup.js";
+import { FrameDemuxer } from "./frame-demuxer.js";
+import { LANGUAGES } from "./languages.js";
+import type { ParsedSpec } from "./parse-spec.js";
+import { EXEC_MARKER, KILL_TREE, RESOLVE } from "./scripts.js";
+import { readTar, writeTar } from "./tar.js";
+
+/** Everything a {@link ContainerSandbox} needs from `open`. */
+export interface ContainerSandboxInit {
+  readonly endpoint: DockerEndpoint;
+  readonly container: Dockerode.Container;
+  readonly spec: ParsedSpec;
+  /** The workspace with symlinks resolved, for confinement checks. */
+  readonly realWorkspace: string;
+  /** Owner of files written through the archive API. */
+  readonly uid: number;
+  readonly gid: number;
+  readonly languages: readonly string[];
+}
+
+/** Options of the internal command runner: {@link ExecOptions} plus who runs it. */
+interface RunOptions extends Omit<ExecOptions, "cwd"> {
+  /** Absolute working directory inside the container. */
+  readonly workingDir?: string;
+  /** User override (`"0"` for the sandbox's own root-only helpers). */
+  readonly user?: string;
+  /** Whether a timeout kills the process tree (false for the kill helper itself, so it cannot recurse). */
+  readonly killOnStop?: boolean;
+}
+
+/** What {@link ContainerSandbox.resolve} learns about a path. */
+interface Resolved {
+  /** `d`, `f`, `o` (other), `n` (missing), `N` (missing below a non-directory), `loop`. */
+  readonly type: string;
+  /** Absolute path with every symlink resolved. */
+  readonly path: string;
+  readonly executable: boolean;
+  /** Fields and lines printed after the first three (mode-specific). */
+  readonly rest: string;
+}
+
+/** Helpers the sandbox runs itself never wait longer than this. */
+const INTERNAL_TIMEOUT_MS = 60_000;
+/** Listings bigger than this are cut (and reported as an error rather than silently truncated). */
+const MAX_LISTING_BYTES = 64 * 1024 * 1024;
+/** Code longer than this goes through a file instead of an argument (Linux caps one argument at 128 KiB). */
+const MAX_INLINE_CODE_BYTES = 64 * 1024;
+
+const S_IFMT = 0o170000;
+const S_IFDIR = 0o040000;
+const S_IFREG = 0o100000;
+const S_IFLNK = 0o120000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function toBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+async function collect(stream: Readable): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** One sandbox: a running container with its workspace. */
+export class ContainerSandbox implements SandboxV1 {
+  readonly id: string;
+  readonly workspace: string;
+  private readonly endpoint: DockerEndpoint;
+  private readonly container: Dockerode.Container;
+  private readonly spec: ParsedSpec;
+  private readonly realWorkspace: string;
+  private readonly uid: number;
+  private readonly gid: number;
+  private readonly languages: readonly string[];
+  private closed = false;
+  private closing: Promise<void> | undefined;
+
+  constructor(init: ContainerSandboxInit) {
+    this.endpoint = init.endpoint;
+    this.container = init.container;
+    this.id = init.container.id;
+    this.spec = init.spec;
+    this.workspace = init.spec.workspace;
+    this.realWorkspace = init.realWorkspace;
+    this.uid = init.uid;
+    this.gid = init.gid;
+    this.languages = init.languages;
+  }
+
+  async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+    this.checkOpen();
+    const argv = this.argv(command);
+    let workingDir = this.workspace;
+    if (options.cwd !== undefined) {
+      const relative = confinePath(options.cwd, this.workspace);
+      if (relative !== ".") {
+        const resolved = await this.resolve("s", relative, options.cwd);
+        if (resolved.type === "n" || resolved.type === "N" || resolved.type === "loop") {
+          throw new SandboxError(
+            "file_not_found",
+            `The working directory ${JSON.stringify(options.cwd)} does not exist in the sandbox workspace ${this.workspace}. Create it first (writeFile or exec("mkdir -p …")).`,
+            { details: { path: options.cwd } },
+          );
+        }
+        if (resolved.type !== "d") {
+          throw new SandboxError(
+            "not_a_directory",
+            `The working directory ${JSON.stringify(options.cwd)} is not a directory.`,
+            { details: { path: options.cwd } },
+          );
+        }
+        workingDir = `${this.workspace}/${relative}`;
+      }
+    }
+    const { cwd: _cwd, ...rest } = options;
+    return this.run(argv, { ...rest, workingDir });
+  }
+
+  readFile(path: string, options?: { readonly encoding?: "utf8" }): Promise<string>;
+  readFile(path: string, options: { readonly encoding: "bytes" }): Promise<Uint8Array>;
+  async readFile(
+    path: string,
+    options: { readonly encoding?: "utf8" | "bytes" } = {},
+  ): Promise<string | Uint8Array> {
+    this.checkOpen();
+    const relative = confinePath(path, this.workspace);
+    const resolved = await this.resolve("s", relative, path);
+    if (resolved.type === "d") {
+      throw new SandboxError("not_a_file", `${JSON.stringify(path)} is a directory, not a file.`, {
+        details: { path },
+      });
+    }
+    if (resolved.type !== "f") this.throwMissingOrOther(resolved, path);
+    let archive: Uint8Array;
+    try {
+      archive = await collect((await this.container.getArchive({ path: resolved.path })) as Readable);
+    } catch (error) {
+      if (statusOf(error) === 404 && !/no such container/i.test(messageOf(error))) {
+        throw new SandboxError(
+          "file_not_found",
+          `${JSON.stringify(path)} does not exist in the sandbox workspace.`,
+          {
+            cause: error,
+            details: { path },
+          },
+        );
+      }
+      throw this.apiError(error, `read ${JSON.stringify(path)}`);
+    }
+    const entry = readTar(archive)[0];
+    if (entry === undefined || entry.type !== "file") {
+      throw new SandboxError("not_a_file", `${JSON.stringify(path)} is not a regular file.`, {
+        details: { path },
+      });
+    }
+    const bytes = new Uint8Array(entry.data);
+    return options.encoding === "bytes" ? bytes : decodeTextFile(bytes, path);
+  }
+
+  async writeFile(path: string, data: string | Uint8Array): Promise<{ readonly bytesWritten: number }> {
+    this.checkOpen();
+    const relative = confinePath(path, this.workspace);
+    if (typeof data !== "string" && !(data instanceof Uint8Array)) {
+      throw new SandboxError(
+        "unsupported",
+        `writeFile takes a string or a Uint8Array, got ${data === null ? "null" : typeof data}.`,
+        { details: { path } },
+      );
+    }
+    if (relative === ".") {
+      throw new SandboxError("not_a_file", `${JSON.stringify(path)} is the workspace root, a directory.`, {
+        details: { path },
+      });
+    }
+    const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+    const resolved = await this.resolve("w", relative, path);
+    if (resolved.type === "d") {
+      throw new SandboxError(
+        "not_a_file",
+        `${JSON.stringify(path)} is a directory; writeFile only replaces files. Remove it first or pick another name.`,
+        { details: { path } },
+      );
+    }
+    if (resolved.type === "N") {
+      throw new SandboxError(
+        "not_a_directory",
+        `Cannot create ${JSON.stringify(path)}: one of its parent paths exists and is not a directory.`,
+        { details: { path } },
+      );
+    }
+    if (resolved.type === "loop") this.throwMissingOrOther(resolved, path);
+    if (resolved.type === "o") {
+      throw new SandboxError("not_a_file", `${JSON.stringify(path)} exists and is not a regular file.`, {
+        details: { path },
+      });
+    }
+    const [failed, reason] = resolved.rest.split("\0");
+    if (failed === "mkdir") {
+      throw new SandboxError(
+        "sandbox_remote_error",
+        `Cannot create the parent directories of ${JSON.stringify(path)}: ${reason?.trim() || "mkdir failed"}.`,
+        { details: { path } },
+      );
+    }
+    const slash = resolved.path.lastIndexOf("/");
+    const directory = slash <= 0 ? "/" : resolved.path.slice(0, slash);
+    const name = resolved.path.slice(slash + 1);
+    const archive = writeTar([
+      {
+        name,
+        type: "file",
+        data: bytes,
+        mode: resolved.executable ? 0o755 : 0o644,
+        uid: this.uid,
+        gid: this.gid,
+      },
+    ]);
+    try {
+      await this.container.putArchive(toBuffer(archive), { path: directory, noOverwriteDirNonDir: "true" });
+    } catch (error) {
+      throw this.apiError(error, `write ${JSON.stringify(path)}`);
+    }
+    return { bytesWritten: bytes.length };
+  }
+
+  async listFiles(path = ".", options: { readonly recursive?: boolean } = {}): Promise<FileEntry[]> {
+    this.checkOpen();
+    const relative = confinePath(path, this.workspace);
+    const resolved = await this.resolve(options.recursive ? "L" : "l", relative, path);
+    if (resolved.type === "f" || resolved.type === "o") {
+      throw new SandboxError("not_a_directory", `${JSON.stringify(path)} is not a directory.`, {
+        details: { path },
+      });
+    }
+    if (resolved.type !== "d") this.throwMissingOrOther(resolved, path);
+    const base = relative === "." ? "" : `${relative}/`;
+    const entries: FileEntry[] = [];
+    for (const record of splitListing(resolved.rest)) {
+      const mode = Number.parseInt(record.mode, 16);
+      const format = mode & S_IFMT;
+      const type =
+        format === S_IFDIR
+          ? "directory"
+          : format === S_IFREG
+            ? "file"
+            : format === S_IFLNK
+              ? "symlink"
+              : "other";
+      const entryPath = base + record.path;
+      entries.push({
+        name: entryPath.slice(entryPath.lastIndexOf("/") + 1),
+        path: entryPath,
+        type,
+        size: type === "directory" ? 0 : Number(record.size),
+      });
+    }
+    return entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  async exists(path: string): Promise<boolean> {
+    this.checkOpen();
+    const relative = confinePath(path, this.workspace);
+    const resolved = await this.resolve("s", relative, path);
+    return resolved.type === "d" || resolved.type === "f" || resolved.type === "o";
+  }
+
+  async runCode(
+    code: string,
+    language: string,
+    options: Omit<ExecOptions, "stdin"> = {},
+  ): Promise<ExecResult> {
+    this.checkOpen();
+    const runner = this.languages.includes(language) ? LANGUAGES[language] : undefined;
+    if (runner === undefined) {
+      throw new SandboxError(
+        "unsupported_language",
+        `This docker sandbox runs ${this.languages.map((l) => JSON.stringify(l)).join(", ")}, not ${JSON.stringify(language)}. Declare more with dockerSandbox({ languages }) and use an image that has their interpreters.`,
+        { details: { language, languages: this.languages } },
+      );
+    }
+    if (typeof code !== "string") {
+      throw new SandboxError("unsupported", `runCode takes the code as a string, got ${typeof code}.`, {
+        details: { language },
+      });
+    }
+    const { stdin: _stdin, ...rest } = options as ExecOptions;
+    if (new TextEncoder().encode(code).length <= MAX_INLINE_CODE_BYTES && !code.includes("\0")) {
+      return this.exec([...runner.inline, code], rest);
+    }
+    // Too long for one argument: the code goes to a file under /tmp, removed after the run.
+    const file = `/tmp/.openrath-code-${randomUUID()}.${runner.extension}`;
+    try {
+      await this.container.putArchive(
+        toBuffer(
+          writeTar([
+            {
+              name: file.slice(5),
+              type: "file",
+              data: new TextEncoder().encode(code),
+              uid: this.uid,
+              gid: this.gid,
+            },
+          ]),
+        ),
+        { path: "/tmp" },
+      );
+    } catch (error) {
+      throw this.apiError(error, "write the code to /tmp (does the image have a /tmp directory?)");
+    }
+    try {
+      return await this.exec([...runner.file, file], rest);
+    } finally {
+      await this.run(["rm", "-f", file], { user: "0", timeoutMs: INTERNAL_TIMEOUT_MS }).catch(
+        () => undefined,
+      );
+    }
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    this.closing ??= (async () => {
+      try {
+        await this.container.remove({ force: true, v: true });
+      } catch (error) {
+        const status = statusOf(error);
+        // 404: already gone; 409: a removal is already in progress.
+        if (status !== 404 && status !== 409) {
+          this.closing = undefined;
+          throw this.apiError(error, `remove container ${this.id.slice(0, 12)}`);
+        }
+      }
+      untrackContainer(this.id);
+    })();
+    return this.closing;
+  }
+
+  /** The argv of `command`: a string runs through `/bin/sh -c`, an array as it is. */
+  private argv(command: string | readonly string[]): string[] {
+    if (typeof command === "string") return ["/bin/sh", "-c", command];
+    if (
+      !Array.isArray(command) ||
+      command.length === 0 ||
+      command.some((part) => typeof part !== "string" || part.includes("\0"))
+    ) {
+      throw new SandboxError(
+        "unsupported",
+        `exec takes a shell string or a non-empty argv array of strings without NUL bytes, got ${JSON.stringify(command)}.`,
+        { details: { command } },
+      );
+    }
+    // `exec "$@"` replaces the shell with the program at once, arguments untouched; it only makes a
+    // missing program fail like in a shell (exit 127, message on stderr) instead of Docker's exit
+    // 126 with its runtime error on stdout.
+    return ["/bin/sh", "-c", 'exec "$@"', "sh", ...command];
+  }
+
+  private checkOpen(): void {
+    if (this.closed) {
+      throw new SandboxError("sandbox_closed", `The docker sandbox ${this.id.slice(0, 12)} was closed.`, {
+        details: { id: this.id },
+      });
+    }
+  }
+
+  /** Maps a failed Engine API call to a sandbox error. */
+  private apiError(error: unknown, what: string): SandboxError {
+    if (SandboxError.isInstance(error)) return error as SandboxError;
+    if (this.closed) {
+      return new SandboxError("sandbox_closed", `The docker sandbox ${this.id.slice(0, 12)} was closed.`, {
+        cause: error,
+        details: { id: this.id },
+      });
+    }
+    if (isConnectionError(error)) return unavailable(this.endpoint, error);
+    const code = (error as { code?: unknown })?.code;
+    if (code === "ECONNRESET" || code === "EPIPE") {
+      return new SandboxError(
+        "sandbox_transport",
+        `The connection to Docker broke while trying to ${what}: ${code}.`,
+        {
+          cause: error,
+          details: { endpoint: this.endpoint.label },
+        },
+      );
+    }
+    const status = statusOf(error);
+    const message = messageOf(error);
+    if (status === 404 && /no such container/i.test(message)) {
+      return new SandboxError(
+        "sandbox_closed",
+        `The container of docker sandbox ${this.id.slice(0, 12)} no longer exists (removed outside this sandbox?).`,
+        { cause: error, details: { id: this.id } },
+      );
+    }
+    if (status === 409) {
+      return new SandboxError(
+        "sandbox_closed",
+        `The container of docker sandbox ${this.id.slice(0, 12)} is not running (${message}).`,
+        { cause: error, details: { id: this.id } },
+      );
+    }
+    return new SandboxError("sandbox_remote_error", `Docker failed to ${what}: ${message}`, {
+      cause: error,
+      details: { id: this.id, ...(status === undefined ? {} : { status }) },
+    });
+  }
+
+  private throwMissingOrOther(resolved: Resolved, path: string): never {
+    if (resolved.type === "loop") {
+      throw new SandboxError(
+        "file_not_found",
+        `${JSON.stringify(path)} cannot be resolved (a symlink loop, or a directory that cannot be searched).`,
+        { details: { path } },
+      );
+    }
+    if (resolved.type === "o") {
+      throw new SandboxError("not_a_file", `${JSON.stringify(path)} is not a regular file.`, {
+        details: { path },
+      });
+    }
+    throw new SandboxError(
+      "file_not_found",
+      `${JSON.stringify(path)} does not exist in the sandbox workspace.`,
+      {
+        details: { path },
+      },
+    );
+  }
+
+  /**
+   * Resolves a confined workspace-relative path inside the container (symlinks included) and
+   * refuses one that leaves the workspace.
+   */
+  private async resolve(mode: "s" | "w" | "l" | "L", relative: string, asked: string): Promise<Resolved> {
+    const absolute = relative === "." ? this.workspace : `${this.workspace}/${relative}`;
+    const result = await this.run(["/bin/sh", "-c", RESOLVE, "sh", mode, this.realWorkspace, absolute], {
+      timeoutMs: INTERNAL_TIMEOUT_MS,
+      maxOutputBytes: MAX_LISTING_BYTES,
+      ...(this.spec.user === undefined ? {} : { user: this.spec.user }),
+    });
+    if (result.exitCode !== 0 || result.truncated) {
+      throw new SandboxError(
+        "sandbox_remote_error",
+        result.truncated
+          ? `The listing of ${JSON.stringify(asked)} is larger than ${MAX_LISTING_BYTES} bytes.`
+          : `Resolving ${JSON.stringify(asked)} in the container failed (exit ${result.exitCode}): ${result.stderr.trim()}. Does the image have /bin/sh and readlink?`,
+        { details: { path: asked } },
+      );
+    }
+    const [type = "", path = "", executable = "", ...rest] = result.stdout.split("\0");
+    const root = this.realWorkspace;
+    if (path !== root && !path.startsWith(root === "/" ? "/" : `${root}/`))
+      throw outside(asked, this.workspace);
+    return { type, path, executable: executable === "x", rest: rest.join("\0") };
+  }
+
+  /**
+   * Runs argv through the Engine exec API with demultiplexed output, stdin, a timeout and an
+   * abort signal. A timeout or abort kills the command's whole process tree.
+   */
+  private async run(argv: readonly string[], options: RunOptions): Promise<ExecResult> {
+    const started = performance.now();
+    const timeoutMs = options.timeoutMs ?? this.spec.timeoutMs;
+    if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs <= 0)) {
+      throw new SandboxError(
+        "unsupported",
+        `timeoutMs must be a positive number of milliseconds, got ${timeoutMs}.`,
+        {
+          details: { timeoutMs },
+        },
+      );
+    }
+    const env: string[] = [];
+    for (const [name, value] of Object.entries(options.env ?? {})) {
+      if (
+        name === "" ||
+        name.includes("=") ||
+        name.includes("\0") ||
+        typeof value !== "string" ||
+        value.includes("\0")
+      ) {
+        throw new SandboxError(
+          "unsupported",
+          `exec env must map names without "=" or NUL to strings without NUL; got ${JSON.stringify(name)}.`,
+          { details: { name } },
+        );
+      }
+      env.push(`${name}=${value}`);
+    }
+    const marker = randomUUID();
+    env.push(`${EXEC_MARKER}=${marker}`);
+    const stdin =
+      options.stdin === undefined
+        ? undefined
+        : typeof options.stdin === "string"
+          ? Buffer.from(options.stdin, "utf8")
+          : toBuffer(options.stdin);
+    const signal = options.signal;
+    if (signal?.aborted) throw this.stopped("aborted", "", "", timeoutMs, true);
+
+    const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    const stdout = new OutputBuffer(maxBytes, options.onStdout);
+    const stderr = new OutputBuffer(maxBytes, options.onStderr);
+    const user = options.user ?? this.spec.user;
+
+    let exec: Dockerode.Exec;
+    let stream: Duplex;
+    try {
+      exec = await this.container.exec({
+        Cmd: [...argv],
+        Env: env,
+        WorkingDir: options.workingDir ?? this.workspace,
+        AttachStdin: stdin !== undefined,
+        AttachStdout: true,
+        AttachStderr: true,
+        Tty: false,
+        ...(user === undefined ? {} : { User: user }),
+      });
+      stream = (await exec.start({
+        hijack: true,
+        stdin: stdin !== undefined,
+        Detach: false,
+        Tty: false,
+      })) as Duplex;
+    } catch (error) {
+      throw this.apiError(error, `run ${JSON.stringify(argv[0])}`);
+    }
+
+    let stdinSent = false;
+    const demuxer = new FrameDemuxer((kind, payload) => (kind === 2 ? stderr : stdout).push(payload));
+    const ended = new Promise<void>((resolve, reject) => {
+      stream.on("data", (chunk: Buffer) => {
+        try {
+          demuxer.push(chunk);
+        } catch (error) {
+          stream.destroy(error as Error);
+        }
+      });
+      stream.once("end", () => resolve());
+      stream.once("close", () => resolve());
+      stream.once("error", (error: NodeJS.ErrnoException) => {
+        // The command may exit without reading its stdin; the write then fails harmlessly.
+        if (stdinSent && (error.code === "EPIPE" || error.code === "ECONNRESET")) resolve();
+        else reject(error);
+      });
+    });
+    ended.catch(() => undefined);
+    if (stdin !== undefined) {
+      stdinSent = true;
+      stream.end(stdin);
+    }
+
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const stop = new Promise<"timeout" | "aborted">((resolve) => {
+      if (timeoutMs !== undefined) timer = setTimeout(() => resolve("timeout"), timeoutMs);
+      if (signal) {
+        onAbort = () => resolve("aborted");
+        if (signal.aborted) onAbort();
+        else signal.addEventListener("abort", onAbort, { once: true });
+      }
+    });
+    const finished = ended.then(() => this.exitCode(exec));
+    finished.catch(() => undefined);
+    try {
+      const outcome = await Promise.race([finished, stop]);
+      if (outcome === "timeout" || outcome === "aborted") {
+        const killed = options.killOnStop === false ? false : await this.killTree(marker);
+        await Promise.race([ended.catch(() => undefined), sleep(2_000)]);
+        stream.destroy();
+        throw this.stopped(outcome, stdout.text(), stderr.text(), timeoutMs, killed);
+      }
+      return {
+        exitCode: outcome,
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+        truncated: stdout.truncated || stderr.truncated,
+        durationMs: Math.round(performance.now() - started),
+      };
+    } catch (error) {
+      if (SandboxError.isInstance(error)) throw error;
+      throw this.apiError(error, `run ${JSON.stringify(argv[0])}`);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  private stopped(
+    reason: "timeout" | "aborted",
+    stdout: string,
+    stderr: string,
+    timeoutMs: number | undefined,
+    killed: boolean,
+  ): SandboxError {
+    const what =
+      reason === "timeout"
+        ? `The command ran longer than its ${timeoutMs} ms timeout`
+        : "The command was aborted";
+    const outcome = killed
+      ? "its process tree was killed"
+      : "its process tree could NOT be killed: Docker could not start the kill helper (is the container out of pids?); close the sandbox to stop it";
+    return new SandboxError(reason === "timeout" ? "exec_timeout" : "aborted", `${what}; ${outcome}.`, {
+      details: {
+        stdout,
+        stderr,
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+        ...(killed ? {} : { killed }),
+      },
+    });
+  }
+
+  /** The exit code of a finished exec; the stream can end a moment before Docker records the exit. */
+  private async exitCode(exec: Dockerode.Exec): Promise<number> {
+    for (let attempt = 0; ; attempt++) {
+      const info = await exec.inspect();
+      if (!info.Running && typeof info.ExitCode === "number") return info.ExitCode;
+      if (attempt > 400) {
+        throw new SandboxError(
+          "sandbox_remote_error",
+          "Docker kept reporting the command as running after its output ended.",
+          { details: { id: this.id } },
+        );
+      }
+      await sleep(Math.min(5 * 2 ** attempt, 50));
+    }
+  }
+
+  /**
+   * Kills every process of one command (see {@link KILL_TREE}). The helper is itself an exec, which
+   * Docker cannot start while the container is out of pids (a fork bomb), so it is retried for a
+   * few seconds. Returns whether a kill pass ran.
+   */
+  private async killTree(marker: string): Promise<boolean> {
+    for (let attempt = 0; attempt < 8 && !this.closed; attempt++) {
+      const result = await this.run(["/bin/sh", "-c", KILL_TREE, "sh", marker], {
+        user: "0",
+        timeoutMs: 15_000,
+        killOnStop: false,
+      }).catch(() => undefined);
+      if (result?.exitCode === 0) return true;
+      await sleep(100 * 2 ** Math.min(attempt, 4));
+    }
+    return this.closed;
+  }
+}
+
+/** Splits the `<hex mode>:<size>:./<path>` lines of a listing; a path may itself hold newlines. */
+function splitListing(text: string): { mode: string; size: string; path: string }[] {
+  const records: { mode: string; size: string; path: string }[] = [];
+  const lines = text.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  for (const line of lines) {
+    const match = /^([0-9a-f]+):(\d+):\.\/(.*)$/s.exec(line);
+    if (match) records.push({ mode: match[1]!, size: match[2]!, path: match[3]! });
+    else if (records.length > 0) records[records.length - 1]!.path += `\n${line}`;
+  }
+  return records;
+}

@@ -1,0 +1,81 @@
+import { spawn } from "node:child_process";
+import type Dockerode from "dockerode";
+import type { DockerEndpoint } from "./docker-client.js";
+
+interface Live {
+  readonly docker: Dockerode;
+  readonly endpoint: DockerEndpoint;
+}
+
+/** Containers this process created and has not removed yet, by id. */
+const live = new Map<string, Live>();
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+let installed = false;
+
+/**
+ * Remembers a container so it is removed if the process is interrupted or exits without closing
+ * it. The hooks are installed on first use only, so importing the package changes nothing.
+ */
+export function trackContainer(id: string, docker: Dockerode, endpoint: DockerEndpoint): void {
+  live.set(id, { docker, endpoint });
+  if (installed) return;
+  installed = true;
+  for (const signal of SIGNALS) process.on(signal, onSignal);
+  process.on("exit", onExit);
+}
+
+/** Forgets a container that was removed. */
+export function untrackContainer(id: string): void {
+  live.delete(id);
+}
+
+async function onSignal(signal: NodeJS.Signals): Promise<void> {
+  const removing = [...live].map(([id, { docker }]) =>
+    docker
+      .getContainer(id)
+      .remove({ force: true })
+      .then(() => live.delete(id))
+      .catch(() => undefined),
+  );
+  await Promise.race([
+    Promise.allSettled(removing),
+    new Promise((resolve) => setTimeout(resolve, 5_000).unref()),
+  ]);
+  // Listening to a signal disables Node's default action (exit). When nobody else listens, restore
+  // it and raise the signal again, so the process still ends the way it was asked to.
+  process.off(signal, onSignal);
+  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+}
+
+/**
+ * Runs at process exit, where nothing asynchronous can finish: hands the containers still alive to
+ * a detached Node process that deletes them through the Engine API after this one is gone. Only
+ * plain HTTP endpoints (a Unix socket or http://) are handled; TLS endpoints are left to
+ * `removeOrphanedSandboxes`.
+ */
+function onExit(): void {
+  if (live.size === 0) return;
+  const targets = [...live]
+    .filter(([, { endpoint }]) => endpoint.socketPath !== undefined || endpoint.protocol === "http")
+    .map(([id, { endpoint }]) => ({
+      id,
+      socketPath: endpoint.socketPath,
+      host: endpoint.host,
+      port: endpoint.port,
+    }));
+  if (targets.length === 0) return;
+  const script = `
+const http = require("node:http");
+for (const t of ${JSON.stringify(targets)}) {
+  const req = http.request({ socketPath: t.socketPath, host: t.host, port: t.port, method: "DELETE", path: "/containers/" + t.id + "?force=true&v=true", timeout: 10000 });
+  req.on("response", (res) => res.resume());
+  req.on("timeout", () => req.destroy());
+  req.on("error", () => {});
+  req.end();
+}`;
+  try {
+    spawn(process.execPath, ["-e", script], { detached: true, stdio: "ignore" }).unref();
+  } catch {
+    // Best effort: removeOrphanedSandboxes() finds what is left.
+  }
+}

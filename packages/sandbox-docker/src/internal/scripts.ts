@@ -1,0 +1,100 @@
+/**
+ * Shell scripts the sandbox runs inside the container for what the Engine API cannot do itself.
+ * They use only POSIX sh and tools every image with a shell has (busybox, coreutils, procps-free),
+ * and take their inputs as positional arguments, never spliced into the script text.
+ */
+
+/** Environment variable every user command carries, so its whole process tree can be found again. */
+export const EXEC_MARKER = "OPENRATH_EXEC_ID";
+
+/**
+ * PID 1 of every sandbox container: sleeps forever, reaps orphans (`wait` takes any child,
+ * adopted ones included, so killed process trees leave no zombies eating the pids limit) and
+ * exits at once on SIGTERM.
+ */
+export const KEEP_ALIVE = "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait; done";
+
+/**
+ * Run at open as the sandbox user: `$1` the workspace. Prints `ok` when the workspace is a
+ * writable directory, then its real path, the uid and gid, and `missing <program>` for each
+ * further argument that is not on PATH.
+ */
+export const SETUP = `
+w=$1; shift
+if [ -d "$w" ] && [ -w "$w" ]; then echo ok; else echo missing-workspace; fi
+readlink -f "$w" 2>/dev/null || realpath "$w" 2>/dev/null || echo "$w"
+id -u; id -g
+for c; do command -v "$c" >/dev/null 2>&1 || echo "missing $c"; done
+`;
+
+/** Run at open as root when the workspace is missing or not writable: `$1` workspace, `$2` `uid:gid`. */
+export const MAKE_WORKSPACE = `mkdir -p "$1" && chown "$2" "$1" && (readlink -f "$1" 2>/dev/null || realpath "$1")`;
+
+/**
+ * Resolves a path the way the kernel would, so symlinks that leave the workspace are caught.
+ * Arguments: `$1` mode (`s` stat, `w` prepare a write, `l` list, `L` list recursively), `$2` the
+ * real workspace path, `$3` the absolute path asked for.
+ *
+ * Prints three NUL-terminated fields — type (`d` directory, `f` file, `o` other, `n` missing, `N`
+ * missing under something that is not a directory, `loop` unresolvable), the resolved absolute
+ * path, `x` when the file is executable — then, only when the resolved path is inside the
+ * workspace: for `w`, `mkdir\\0<error>\\0` when the parent directory could not be made; for `l`/`L`,
+ * one `<hex mode>:<size>:./<path>` line per entry of the directory.
+ */
+export const RESOLVE = `
+m=$1 W=$2 p=$3
+a=$p s=
+while [ ! -e "$a" ] && [ ! -L "$a" ]; do s="/\${a##*/}$s"; a=\${a%/*}; [ -n "$a" ] || a=/; done
+r=$(readlink -f "$a" 2>/dev/null || realpath "$a" 2>/dev/null) || { printf 'loop\\000%s\\000\\000' "$p"; exit 0; }
+t=n
+if [ -z "$s" ]; then
+  if [ -d "$r" ]; then t=d; elif [ -f "$r" ]; then t=f; elif [ -e "$r" ]; then t=o; fi
+elif [ ! -d "$r" ]; then
+  t=N
+fi
+[ "$r" = / ] && r=
+r=$r$s
+[ -n "$r" ] || r=/
+x=
+[ "$t" = f ] && [ -x "$r" ] && x=x
+printf '%s\\000%s\\000%s\\000' "$t" "$r" "$x"
+case "$r" in "$W"|"$W"/*) ;; *) exit 0 ;; esac
+case "$m" in
+w)
+  if [ "$t" = n ]; then e=$(mkdir -p "\${r%/*}" 2>&1) || printf 'mkdir\\000%s\\000' "$e"; fi ;;
+l)
+  if [ "$t" = d ]; then cd "$r" && find . -mindepth 1 -maxdepth 1 -exec stat -c '%f:%s:%n' {} + 2>/dev/null; fi ;;
+L)
+  if [ "$t" = d ]; then cd "$r" && find . -mindepth 1 -exec stat -c '%f:%s:%n' {} + 2>/dev/null; fi ;;
+esac
+exit 0
+`;
+
+/**
+ * Kills the whole process tree of one command, run as root after a timeout or an abort: `$1` is
+ * the command's marker value. Docker has no way to kill an exec, so this finds every process whose
+ * environment carries the marker, and every process in their process groups and sessions (which
+ * catches children that cleared their environment), and SIGKILLs them, repeating until a pass
+ * finds nothing (a process may fork while the first pass runs).
+ */
+export const KILL_TREE = `
+id=${EXEC_MARKER}=$1 me=$$ g=" " n=0 found=1
+while [ $found = 1 ] && [ $n -lt 6 ]; do
+  found=0 n=$((n + 1))
+  for d in /proc/[0-9]*; do
+    p=\${d#/proc/}
+    [ "$p" = 1 ] || [ "$p" = "$me" ] && continue
+    st=$(cat "$d/stat" 2>/dev/null) || continue
+    st=\${st##*) }
+    set -- $st
+    [ "$1" = Z ] && continue
+    hit=0
+    case "$g" in *" $3 "*|*" $4 "*) hit=1 ;; esac
+    if [ $hit = 0 ] && tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep -qx "$id"; then
+      hit=1 g="$g$3 $4 "
+    fi
+    if [ $hit = 1 ]; then kill -9 "$p" 2>/dev/null && found=1; fi
+  done
+done
+exit 0
+`;

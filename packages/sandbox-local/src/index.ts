@@ -1,0 +1,6 @@
+export {
+  type LocalIsolation,
+  type LocalSandboxOptions,
+  type LocalSandboxSpec,
+  localSandbox,
+} from "./local-sandbox.js";

@@ -1,0 +1,444 @@
+import { setMaxListeners } from "node:events";
+import { rmSync } from "node:fs";
+import { lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import {
+  decodeTextFile,
+  type ExecOptions,
+  type ExecResult,
+  type FileEntry,
+  OpenRathError,
+  SandboxError,
+  type SandboxV1,
+} from "@openrath/core";
+import type { LocalSandboxSpec } from "../local-sandbox.js";
+import { buildEnv } from "./build-env.js";
+import { bwrapArgs } from "./bwrap-args.js";
+import type { Interpreter } from "./detect-languages.js";
+import { registerExitCleanup } from "./register-exit-cleanup.js";
+import { resolveInWorkspace, type WorkspacePath, type WorkspaceRoot } from "./resolve-in-workspace.js";
+import { killGroup, runProcess } from "./run-process.js";
+
+/** What {@link HostSandbox.open} needs: the parsed spec and the backend's settings. */
+export interface HostSandboxConfig {
+  /** A spec returned by `parseLocalSpec` (isolation filled in, workspace absolute). */
+  readonly spec: LocalSandboxSpec;
+  readonly bwrapPath: string;
+  readonly maxOutputBytes: number;
+  readonly interpreters: Readonly<Record<string, Interpreter>>;
+}
+
+interface HostSandboxState {
+  readonly root: WorkspaceRoot;
+  /** Whether the workspace is a temporary directory this sandbox created (and deletes). */
+  readonly ownsWorkspace: boolean;
+  /**
+   * A private directory, deleted on close, for runCode scripts; its `tmp` is TMPDIR without an
+   * inherited environment, and `/tmp` under bubblewrap.
+   */
+  readonly privateDir: string;
+}
+
+function errnoOf(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+function fileError(code: "file_not_found" | "not_a_file" | "not_a_directory", path: string, cause?: unknown) {
+  const message = {
+    file_not_found: `No file or directory at ${JSON.stringify(path)} in the sandbox workspace. Check the path (relative to the workspace root) with listFiles().`,
+    not_a_file: `${JSON.stringify(path)} is not a regular file (a directory or a special file). Use listFiles() for directories.`,
+    not_a_directory: `${JSON.stringify(path)} (or one of its parents) is not a directory.`,
+  }[code];
+  return new SandboxError(code, message, { cause, details: { path } });
+}
+
+/** Maps a file-system error to the contract's codes; anything unexpected is rethrown as it is. */
+function mapFsError(error: unknown, path: string, missing: "file_not_found" | "not_a_directory"): unknown {
+  if (SandboxError.isInstance(error)) return error;
+  switch (errnoOf(error)) {
+    case "ENOENT":
+      return fileError("file_not_found", path, error);
+    case "ENOTDIR":
+      return fileError(missing, path, error);
+    case "EISDIR":
+      return fileError("not_a_file", path, error);
+    default:
+      return error;
+  }
+}
+
+/** A `local` sandbox: host processes (optionally under bubblewrap) in a workspace directory. */
+export class HostSandbox implements SandboxV1 {
+  readonly id: string;
+  readonly workspace: string;
+  private readonly spec: LocalSandboxSpec;
+  private readonly state: HostSandboxState;
+  /** Process groups started by this sandbox that may still have members. */
+  private readonly groups = new Set<number>();
+  /** Commands still running, to wait for on close. */
+  private readonly running = new Set<Promise<unknown>>();
+  /** Aborts every running command on close. */
+  private readonly closeController = new AbortController();
+  private readonly unregister: () => void;
+  private closing: Promise<void> | undefined;
+  private scripts = 0;
+
+  private constructor(
+    private readonly config: HostSandboxConfig,
+    state: HostSandboxState,
+  ) {
+    this.spec = config.spec;
+    this.state = state;
+    this.workspace = state.root.path;
+    this.id = state.root.path;
+    // One abort listener per running command: any number may run at once.
+    setMaxListeners(0, this.closeController.signal);
+    this.unregister = registerExitCleanup({ cleanupSync: () => this.cleanupSync() });
+  }
+
+  /**
+   * Creates the workspace (or a temporary one) and the private directory.
+   *
+   * @throws {SandboxError} `sandbox_open_failed` when a directory cannot be created.
+   */
+  static async open(config: HostSandboxConfig): Promise<HostSandbox> {
+    const made: string[] = [];
+    try {
+      const privateDir = await realpath(await mkdtemp(join(tmpdir(), "openrath-local-run-")));
+      made.push(privateDir);
+      await mkdir(join(privateDir, "tmp"), { mode: 0o700 });
+      let path: string;
+      let ownsWorkspace: boolean;
+      if (config.spec.workspace !== undefined) {
+        path = config.spec.workspace;
+        ownsWorkspace = false;
+        try {
+          await mkdir(path, { recursive: true });
+        } catch (error) {
+          if (errnoOf(error) !== "EEXIST") throw error;
+        }
+        if (!(await stat(path)).isDirectory()) {
+          throw Object.assign(new Error(`${path} exists and is not a directory`), { code: "ENOTDIR" });
+        }
+      } else {
+        path = await realpath(await mkdtemp(join(tmpdir(), "openrath-local-")));
+        made.push(path);
+        ownsWorkspace = true;
+      }
+      const real = await realpath(path);
+      return new HostSandbox(config, { root: { path, real }, ownsWorkspace, privateDir });
+    } catch (error) {
+      await Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true }).catch(() => {})));
+      const where = config.spec.workspace ?? tmpdir();
+      throw new SandboxError(
+        "sandbox_open_failed",
+        `Could not create the local sandbox's workspace in ${where}: ${(error as Error).message}. Pass a workspace directory you can write to.`,
+        { cause: error, details: { workspace: where } },
+      );
+    }
+  }
+
+  async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+    this.ensureOpen();
+    let argv: string[];
+    if (typeof command === "string") {
+      argv = ["/bin/sh", "-c", command];
+    } else if (
+      Array.isArray(command) &&
+      command.length > 0 &&
+      command.every((part) => typeof part === "string")
+    ) {
+      argv = [...command];
+    } else {
+      throw new OpenRathError(
+        "invalid_argument",
+        `exec takes a shell string or a non-empty array of strings (argv), got ${JSON.stringify(command)}.`,
+        { details: { command } },
+      );
+    }
+    return this.run(argv, options);
+  }
+
+  readFile(path: string, options?: { readonly encoding?: "utf8" }): Promise<string>;
+  readFile(path: string, options: { readonly encoding: "bytes" }): Promise<Uint8Array>;
+  async readFile(
+    path: string,
+    options: { readonly encoding?: "utf8" | "bytes" } = {},
+  ): Promise<string | Uint8Array> {
+    this.ensureOpen();
+    const { real } = await this.resolve(path);
+    let bytes: Buffer;
+    try {
+      if (!(await stat(real)).isFile()) throw fileError("not_a_file", path);
+      bytes = await readFile(real);
+    } catch (error) {
+      throw mapFsError(error, path, "file_not_found");
+    }
+    return options.encoding === "bytes" ? new Uint8Array(bytes) : decodeTextFile(bytes, path);
+  }
+
+  async writeFile(path: string, data: string | Uint8Array): Promise<{ readonly bytesWritten: number }> {
+    this.ensureOpen();
+    if (typeof data !== "string" && !(data instanceof Uint8Array)) {
+      throw new OpenRathError(
+        "invalid_argument",
+        `writeFile takes a string or a Uint8Array, got ${data === null ? "null" : typeof data}.`,
+        { details: { path } },
+      );
+    }
+    const { rel, real } = await this.resolve(path);
+    if (rel === ".") throw fileError("not_a_file", path);
+    const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    try {
+      await mkdir(dirname(real), { recursive: true });
+    } catch (error) {
+      const code = errnoOf(error);
+      if (code === "EEXIST" || code === "ENOTDIR") throw fileError("not_a_directory", path, error);
+      throw error;
+    }
+    try {
+      await writeFile(real, bytes);
+    } catch (error) {
+      throw mapFsError(error, path, "not_a_directory");
+    }
+    return { bytesWritten: bytes.byteLength };
+  }
+
+  async listFiles(path = ".", options: { readonly recursive?: boolean } = {}): Promise<FileEntry[]> {
+    this.ensureOpen();
+    const { rel, real } = await this.resolve(path);
+    try {
+      if (!(await stat(real)).isDirectory()) throw fileError("not_a_directory", path);
+    } catch (error) {
+      throw mapFsError(error, path, "file_not_found");
+    }
+    const entries: FileEntry[] = [];
+    const walk = async (dir: string, prefix: string): Promise<void> => {
+      const dirents = (await readdir(dir, { withFileTypes: true })).sort(byName);
+      for (const dirent of dirents) {
+        const entryPath = prefix === "." ? dirent.name : `${prefix}/${dirent.name}`;
+        const hostPath = join(dir, dirent.name);
+        const type = dirent.isDirectory()
+          ? "directory"
+          : dirent.isFile()
+            ? "file"
+            : dirent.isSymbolicLink()
+              ? "symlink"
+              : "other";
+        let size = 0;
+        if (type !== "directory") {
+          try {
+            size = (await lstat(hostPath)).size;
+          } catch {
+            continue; // deleted while listing
+          }
+        }
+        entries.push({ name: dirent.name, path: entryPath, type, size });
+        if (options.recursive && type === "directory") {
+          await walk(hostPath, entryPath).catch((error) => {
+            // A directory removed (or made unreadable) while listing is left out, not fatal.
+            if (errnoOf(error) === undefined) throw error;
+          });
+        }
+      }
+    };
+    try {
+      await walk(real, rel);
+    } catch (error) {
+      throw mapFsError(error, path, "not_a_directory");
+    }
+    return entries;
+  }
+
+  async exists(path: string): Promise<boolean> {
+    this.ensureOpen();
+    const { real } = await this.resolve(path);
+    try {
+      await lstat(real);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async runCode(
+    code: string,
+    language: string,
+    options: Omit<ExecOptions, "stdin"> = {},
+  ): Promise<ExecResult> {
+    this.ensureOpen();
+    const interpreter = this.config.interpreters[language];
+    if (!interpreter || !Object.hasOwn(this.config.interpreters, language)) {
+      const known = Object.keys(this.config.interpreters);
+      throw new SandboxError(
+        "unsupported_language",
+        `The local sandbox cannot run ${JSON.stringify(language)} code. Languages found on this host: ${known.join(", ")}. Install the interpreter before creating the backend, or use one of those.`,
+        { details: { language, languages: known } },
+      );
+    }
+    if (typeof code !== "string") {
+      throw new OpenRathError("invalid_argument", `runCode takes the code as a string, got ${typeof code}.`, {
+        details: { language },
+      });
+    }
+    // Under bubblewrap the script goes into the sandbox's own /tmp, the one host directory it sees there.
+    const name = `.openrath-code-${++this.scripts}${interpreter.extension}`;
+    const bubblewrap = this.spec.isolation === "bubblewrap";
+    const script = bubblewrap ? join(this.state.privateDir, "tmp", name) : join(this.state.privateDir, name);
+    await writeFile(script, code, { mode: 0o600 });
+    try {
+      const { stdin: _ignored, ...rest } = options as ExecOptions;
+      return await this.run(
+        [interpreter.command, ...interpreter.args, bubblewrap ? `/tmp/${name}` : script],
+        rest,
+      );
+    } finally {
+      await rm(script, { force: true });
+    }
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.closeController.abort(new SandboxError("sandbox_closed", "The local sandbox was closed."));
+      for (const pgid of this.groups) killGroup(pgid);
+      await Promise.allSettled([...this.running]);
+      for (const pgid of this.groups) killGroup(pgid);
+      this.groups.clear();
+      const dirs = [this.state.privateDir, ...(this.state.ownsWorkspace ? [this.state.root.real] : [])];
+      await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 3 })));
+      this.unregister();
+    })();
+    return this.closing;
+  }
+
+  /** Kills every process group and removes owned directories, synchronously (for process exit). */
+  private cleanupSync(): void {
+    for (const pgid of this.groups) killGroup(pgid);
+    this.groups.clear();
+    rmSync(this.state.privateDir, { recursive: true, force: true });
+    if (this.state.ownsWorkspace) rmSync(this.state.root.real, { recursive: true, force: true });
+  }
+
+  private ensureOpen(): void {
+    if (this.closing) {
+      throw new SandboxError(
+        "sandbox_closed",
+        `The local sandbox ${this.id} was closed. Open a new one (or place the session again) to keep working.`,
+        { details: { id: this.id } },
+      );
+    }
+  }
+
+  private resolve(path: string): Promise<WorkspacePath> {
+    return resolveInWorkspace(path, this.state.root);
+  }
+
+  private async run(argv: string[], options: ExecOptions): Promise<ExecResult> {
+    if (options.signal?.aborted) {
+      throw new SandboxError(
+        "aborted",
+        "The command was not started: the caller's AbortSignal had already fired.",
+        {
+          cause: options.signal.reason,
+          details: { stdout: "", stderr: "" },
+        },
+      );
+    }
+    const timeoutMs = options.timeoutMs ?? this.spec.timeoutMs;
+    if (
+      timeoutMs !== undefined &&
+      (typeof timeoutMs !== "number" || Number.isNaN(timeoutMs) || timeoutMs <= 0)
+    ) {
+      throw new OpenRathError(
+        "invalid_argument",
+        `timeoutMs must be a positive number of milliseconds, got ${JSON.stringify(timeoutMs)}.`,
+        { details: { timeoutMs } },
+      );
+    }
+    const cwdPath = options.cwd ?? ".";
+    const { rel: cwdRel, real: cwd } = await this.resolve(cwdPath);
+    try {
+      if (!(await stat(cwd)).isDirectory()) throw fileError("not_a_directory", cwdPath);
+    } catch (error) {
+      throw mapFsError(error, cwdPath, "file_not_found");
+    }
+    this.ensureOpen();
+
+    const bubblewrap = this.spec.isolation === "bubblewrap";
+    const env = buildEnv({
+      isolation: this.spec.isolation ?? "none",
+      inheritEnv: this.spec.inheritEnv ?? !bubblewrap,
+      host: process.env,
+      workspace: this.workspace,
+      tmpdir: join(this.state.privateDir, "tmp"),
+      ...(this.spec.env ? { spec: this.spec.env } : {}),
+      ...(options.env ? { exec: options.env } : {}),
+    });
+    // The process starts in the real directory; PWD gives the shell the path as the workspace names it.
+    if (!options.env?.PWD && !this.spec.env?.PWD)
+      env.PWD = cwdRel === "." ? this.workspace : join(this.workspace, cwdRel);
+    const [file, ...args] = bubblewrap
+      ? [
+          this.config.bwrapPath,
+          ...bwrapArgs({
+            workspace: this.state.root.real,
+            tmp: join(this.state.privateDir, "tmp"),
+            cwd,
+            command: argv,
+          }),
+        ]
+      : argv;
+    const signal = options.signal
+      ? AbortSignal.any([options.signal, this.closeController.signal])
+      : this.closeController.signal;
+
+    const run = runProcess({
+      file: file!,
+      args,
+      cwd,
+      env,
+      ...(options.stdin !== undefined ? { stdin: options.stdin } : {}),
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      signal,
+      maxOutputBytes: options.maxOutputBytes ?? this.config.maxOutputBytes,
+      ...(options.onStdout ? { onStdout: options.onStdout } : {}),
+      ...(options.onStderr ? { onStderr: options.onStderr } : {}),
+      onStart: (pgid) => this.groups.add(pgid),
+      onEnd: (pgid) => {
+        // Members that outlive the leader (background jobs) are killed on close; an empty group is forgotten.
+        try {
+          process.kill(-pgid, 0);
+        } catch (error) {
+          if (errnoOf(error) === "ESRCH") this.groups.delete(pgid);
+        }
+      },
+    });
+    this.running.add(run);
+    try {
+      return await run;
+    } catch (error) {
+      if (
+        SandboxError.isInstance(error, "aborted") &&
+        this.closeController.signal.aborted &&
+        !options.signal?.aborted
+      ) {
+        throw new SandboxError(
+          "sandbox_closed",
+          "The local sandbox was closed while the command ran; its process group was killed.",
+          {
+            cause: error,
+            details: error.details,
+          },
+        );
+      }
+      throw error;
+    } finally {
+      this.running.delete(run);
+    }
+  }
+}

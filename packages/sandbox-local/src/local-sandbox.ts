@@ -1,0 +1,136 @@
+import {
+  DEFAULT_MAX_OUTPUT_BYTES,
+  type OpenOptions,
+  type SandboxBackendV1,
+  SandboxError,
+} from "@openrath/core";
+import { checkBubblewrap } from "./internal/check-bubblewrap.js";
+import { detectLanguages } from "./internal/detect-languages.js";
+import { HostSandbox } from "./internal/host-sandbox.js";
+import { parseLocalOptions } from "./internal/parse-local-options.js";
+import { parseLocalSpec } from "./internal/parse-local-spec.js";
+
+/**
+ * How commands of a local sandbox are separated from the host:
+ * - `none` — plain host processes in the workspace directory (their own process group, nothing
+ *   else): they see the whole file system and the network with the host user's rights;
+ * - `bubblewrap` — every command runs under [bubblewrap](https://github.com/containers/bubblewrap)
+ *   in fresh namespaces: the host root read-only, the workspace writable, a private `/tmp`, no
+ *   network, no capabilities.
+ */
+export type LocalIsolation = "none" | "bubblewrap";
+
+/** What `session.to("local", spec)` takes. Every field is optional; `undefined` means `{}`. */
+export interface LocalSandboxSpec {
+  /**
+   * The workspace directory on the host (relative paths resolve against the current directory).
+   * Created when missing and kept on close. Without it each sandbox gets a fresh temporary
+   * directory `openrath-local-XXXXXX` under `os.tmpdir()`, deleted recursively on close.
+   */
+  readonly workspace?: string;
+  /** Variables added to the environment of every command (an exec's own `env` wins over them). */
+  readonly env?: Readonly<Record<string, string>>;
+  /**
+   * How commands are isolated (default: the backend's, see {@link LocalSandboxOptions.isolation}).
+   * A spec may tighten the backend's isolation (`none` → `bubblewrap`), never loosen it.
+   */
+  readonly isolation?: LocalIsolation;
+  /**
+   * Whether commands start from the host's environment (default: `true` without isolation,
+   * `false` under bubblewrap). With `false` they get only `PATH` (the host's), `HOME` (the
+   * workspace), `LANG=C.UTF-8` and `TMPDIR` (a private directory deleted on close; `/tmp` under
+   * bubblewrap), plus {@link LocalSandboxSpec.env}.
+   */
+  readonly inheritEnv?: boolean;
+  /** Default timeout of every `exec` and `runCode`, in milliseconds (default: none). */
+  readonly timeoutMs?: number;
+}
+
+/** Options of {@link localSandbox}. */
+export interface LocalSandboxOptions {
+  /**
+   * The isolation of sandboxes whose spec names none, and the one the capability manifest
+   * describes (default `none`: `network: "open"`, `isolation: "process"`; `bubblewrap`:
+   * `network: "none"`, `isolation: "namespace"`). Specs may tighten it, never loosen it.
+   */
+  readonly isolation?: LocalIsolation;
+  /** The bubblewrap executable (default: `bwrap` on `PATH`). */
+  readonly bwrapPath?: string;
+  /** Default cap on the bytes kept of each of stdout and stderr (default 1 MiB). */
+  readonly maxOutputBytes?: number;
+}
+
+/**
+ * The `local` sandbox backend: commands run as host processes in a workspace directory, each in
+ * its own process group (timeouts and aborts kill the whole group), optionally under bubblewrap.
+ * `runCode` supports the interpreters found on the host when the factory runs: `python` (python3),
+ * `javascript` (this Node.js), `bash` and `sh`.
+ *
+ * @example
+ * ```ts
+ * import { createRegistry, Session } from "@openrath/core";
+ * import { localSandbox } from "@openrath/sandbox-local";
+ *
+ * const registry = createRegistry({ sandboxes: [localSandbox({ isolation: "bubblewrap" })] });
+ * const session = Session.fromUserMessage("hi").to("local", { timeoutMs: 30_000 }, { registry });
+ * const sandbox = await session.sandbox();
+ * console.log((await sandbox.exec("uname -a")).stdout);
+ * await session.release();
+ * ```
+ *
+ * @throws {OpenRathError} `invalid_argument` for a bad option.
+ */
+export function localSandbox(
+  options: LocalSandboxOptions = {},
+): SandboxBackendV1<LocalSandboxSpec | undefined> {
+  const settings = parseLocalOptions(options);
+  const interpreters = detectLanguages(process.env.PATH ?? "");
+  let bubblewrap: Promise<void> | undefined;
+  const ensureBubblewrap = (): Promise<void> => {
+    bubblewrap ??= checkBubblewrap(settings.bwrapPath);
+    // A failed probe is not cached: bubblewrap may be installed meanwhile.
+    bubblewrap.catch(() => {
+      bubblewrap = undefined;
+    });
+    return bubblewrap;
+  };
+  const parseSpec = (spec: unknown): LocalSandboxSpec => parseLocalSpec(spec, settings.isolation);
+  return {
+    kind: "sandbox",
+    key: "local",
+    specVersion: "v1",
+    capabilities: {
+      streaming: true,
+      stdin: true,
+      network: settings.isolation === "bubblewrap" ? "none" : "open",
+      isolation: settings.isolation === "bubblewrap" ? "namespace" : "process",
+      snapshots: false,
+      languages: Object.keys(interpreters),
+    },
+    parseSpec,
+    async open(rawSpec: LocalSandboxSpec | undefined, openOptions: OpenOptions = {}) {
+      const spec = parseSpec(rawSpec);
+      const signal = openOptions.signal;
+      if (signal?.aborted) throw abortedOpen();
+      if (spec.isolation === "bubblewrap") await ensureBubblewrap();
+      if (signal?.aborted) throw abortedOpen();
+      return HostSandbox.open({
+        spec,
+        bwrapPath: settings.bwrapPath,
+        maxOutputBytes: settings.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+        interpreters,
+      });
+    },
+  };
+}
+
+function abortedOpen(): SandboxError {
+  return new SandboxError("aborted", "Opening the local sandbox was aborted by the caller's AbortSignal.");
+}
+
+declare module "@openrath/core" {
+  interface SandboxBackends {
+    /** Host processes in a workspace directory (`@openrath/sandbox-local`). */
+    local: LocalSandboxSpec | undefined;
+  }
+}
