@@ -1,6 +1,7 @@
 import { GCProfiler } from "node:v8";
 import { type ChunkInput, Session } from "@openrath/core";
 import { NaiveSession } from "./anchor/naive-session.js";
+import { elapsedUs, emit, median, progressFor, quantile, round } from "./internal/report.js";
 
 // Checks the Session cost model (DESIGN.md section 3) against the issue's targets, each case next to
 // a naive copying anchor measured in the same process. Stdout carries exactly one JSON line per
@@ -30,14 +31,7 @@ const ASSISTANT: ChunkInput = {
   usage: { promptTokens: 1200, completionTokens: 80, totalTokens: 1280 },
 };
 const turn = (i: number): ChunkInput => (i % 2 === 0 ? USER : ASSISTANT);
-
-function progress(message: string): void {
-  process.stderr.write(`session.bench: ${message}\n`);
-}
-
-function emit(result: Record<string, unknown>): void {
-  process.stdout.write(`${JSON.stringify(result)}\n`);
-}
+const progress = progressFor("session.bench");
 
 /** Two full collections: the first can leave finalizable garbage that only the second frees. */
 function collect(): void {
@@ -48,18 +42,6 @@ function collect(): void {
 function heapUsed(): number {
   return process.memoryUsage().heapUsed;
 }
-
-function elapsedUs(start: bigint): number {
-  return Number(process.hrtime.bigint() - start) / 1000;
-}
-
-function quantile(values: readonly number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-}
-
-const median = (values: readonly number[]) => quantile(values, 0.5);
-const round = (value: number, digits = 3) => Number(value.toFixed(digits));
 
 function build<S extends Transcript<S>>(empty: S, chunks: number): S {
   let s = empty;

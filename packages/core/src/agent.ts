@@ -9,7 +9,14 @@ import {
 } from "./agent-memory.js";
 import { type Budget, BudgetExceededError, type BudgetLimits, exceededBy } from "./budget.js";
 import { SANDBOX_TOOLS } from "./builtin-tools.js";
-import type { AssistantChunk, ChunkInput, ToolCall } from "./chunk.js";
+import {
+  type AssistantChunk,
+  type Chunk,
+  type ChunkInput,
+  chunkToMessage,
+  type Message,
+  type ToolCall,
+} from "./chunk.js";
 import { OpenRathError } from "./errors.js";
 import { AsyncQueue } from "./internal/async-queue.js";
 import { hashString } from "./internal/hash.js";
@@ -119,7 +126,11 @@ export type AgentEvent =
     }
   | { readonly type: "session"; readonly session: Session };
 
-/** Events of a run: an agent's events plus start and end markers of each workflow around them. */
+/**
+ * Events of a run: an agent's events, start and end markers of each workflow around them, and a
+ * `produced` event for every session a step hands back (agents, compressors, selectors,
+ * workflows), which is how a recorder keeps every branch of a run.
+ */
 export type RunEvent =
   | AgentEvent
   | { readonly type: "workflow_start"; readonly workflow: string; readonly path: string }
@@ -128,7 +139,8 @@ export type RunEvent =
       readonly workflow: string;
       readonly path: string;
       readonly sessionId: string;
-    };
+    }
+  | { readonly type: "produced"; readonly by: string; readonly path: string; readonly session: Session };
 
 /**
  * Thrown (code `agent_failed` or `aborted`) when a run cannot finish: the provider failed after its
@@ -147,17 +159,39 @@ export class AgentRunError extends OpenRathError {
   }
 }
 
-/** The fingerprint of a request: what `ReplayProvider` matches a recorded turn by. */
-export function requestFingerprint(request: ProviderRequest): string {
+/** The hash of one message, as {@link requestFingerprint} folds it in. */
+export function messageHash(message: Message): string {
+  return hashString(JSON.stringify(message));
+}
+
+/**
+ * The fingerprint of a request: what `ReplayProvider` matches a recorded turn by. Built from a
+ * hash per message (so an agent hashes each message once, not the whole transcript every turn)
+ * and the model, tools, tool choice and response format. Pass `messageHashes` when they are known.
+ */
+export function requestFingerprint(request: ProviderRequest, messageHashes?: readonly string[]): string {
   return hashString(
     JSON.stringify([
       request.model ?? null,
-      request.messages,
-      request.tools ?? null,
+      messageHashes ?? request.messages.map(messageHash),
+      request.tools ? hashString(JSON.stringify(request.tools)) : null,
       request.toolChoice ?? null,
       request.responseFormat ?? null,
     ]),
   );
+}
+
+/** Each chunk's message and its hash, computed once per chunk (chunks are immutable). */
+const projected = new WeakMap<Chunk, { message: Message; hash: string } | null>();
+
+function project(chunk: Chunk): { message: Message; hash: string } | null {
+  let p = projected.get(chunk);
+  if (p === undefined) {
+    const message = chunkToMessage(chunk);
+    p = message ? { message, hash: messageHash(message) } : null;
+    projected.set(chunk, p);
+  }
+  return p;
 }
 
 /**
@@ -281,7 +315,7 @@ export class Agent {
 
   /** Runs the agent on `session` and returns the new session. */
   run(session: Session, options: RunOptions = {}): Promise<Session> {
-    return this.runWithMemory(session, options, this.options.streaming ?? false);
+    return this.runAndReport(session, options, this.options.streaming ?? false);
   }
 
   private async runWithMemory(session: Session, options: RunOptions, streaming: boolean): Promise<Session> {
@@ -304,16 +338,28 @@ export class Agent {
     return (this.options.commit ?? "after-run") === "after-run" ? this.commit(out, options) : out;
   }
 
+  private async runAndReport(session: Session, options: RunOptions, streaming: boolean): Promise<Session> {
+    const out = await this.runWithMemory(session, options, streaming);
+    options.onEvent?.({
+      type: "produced",
+      by: this.name,
+      path: options.path ? `${options.path}/${this.name}` : this.name,
+      session: out,
+    });
+    return out;
+  }
+
   /** Runs the agent, yielding text and tool-call deltas and tool events, then `{ type: "session" }`. */
   stream(session: Session, options: RunOptions = {}): AsyncIterable<AgentEvent> {
     const queue = new AsyncQueue<AgentEvent>();
     // An agent's own loop only emits agent events.
     const onEvent = (event: RunEvent) => {
-      if (event.type === "workflow_start" || event.type === "workflow_end") return;
+      if (event.type === "workflow_start" || event.type === "workflow_end" || event.type === "produced")
+        return;
       options.onEvent?.(event);
       queue.push(event);
     };
-    this.runWithMemory(session, { ...options, onEvent }, true).then(
+    this.runAndReport(session, { ...options, onEvent }, true).then(
       (out) => {
         queue.push({ type: "session", session: out });
         queue.end();
@@ -338,7 +384,8 @@ async function runLoop(
   const tools = placed ? [...agent.tools, ...SANDBOX_TOOLS] : [...agent.tools];
   const byName = new Map(tools.map((t) => [t.name, t]));
   const specs = toolSpecs(tools);
-  const head = agent.instructions ? [{ role: "system" as const, content: agent.instructions }] : [];
+  const head: Message[] = agent.instructions ? [{ role: "system", content: agent.instructions }] : [];
+  const headHashes = head.map(messageHash);
   let out = input.derive({ op: "loop", operator: agent.name });
   let calls = 0;
   let finished = false;
@@ -384,9 +431,18 @@ async function runLoop(
       );
     }
     emit({ type: "turn_start", agent: agent.name, turn });
+    const messages: Message[] = [...head];
+    const hashes: string[] = [...headHashes];
+    for (const chunk of out.chunks) {
+      const p = project(chunk);
+      if (!p) continue;
+      // A copy per request: a provider may not rely on (or change) our cached objects.
+      messages.push({ ...p.message });
+      hashes.push(p.hash);
+    }
     const request: ProviderRequest = {
       ...config.request,
-      messages: [...head, ...out.messages()],
+      messages,
       ...(specs.length > 0 ? { tools: specs } : {}),
     };
     let response: ProviderResponse;
@@ -406,7 +462,7 @@ async function runLoop(
       ...(response.usage ? { usage: response.usage } : {}),
       model: response.model,
       finishReason: response.finishReason,
-      requestHash: requestFingerprint(request),
+      requestHash: requestFingerprint(request, hashes),
     } as ChunkInput);
     emit({ type: "assistant", agent: agent.name, chunk: out.at(-1) as AssistantChunk });
     if (response.toolCalls.length === 0) {

@@ -74,7 +74,7 @@ export class Compressor {
         },
       );
     }
-    return session.derive({
+    const out = session.derive({
       op: "compress",
       operator: this.name,
       extras: {
@@ -94,5 +94,7 @@ export class Compressor {
         },
       ],
     });
+    run.onEvent?.({ type: "produced", by: this.name, path: author, session: out });
+    return out;
   }
 }

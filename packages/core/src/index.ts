@@ -6,6 +6,7 @@ export {
   AgentRunError,
   type RunEvent,
   type RunOptions,
+  messageHash,
   requestFingerprint,
 } from "./agent.js";
 export { Budget, BudgetExceededError, type BudgetLimits } from "./budget.js";
@@ -115,6 +116,7 @@ export {
   type SandboxKey,
 } from "./registry.js";
 export { type RecordedCall, type Recording, ReplayProvider, recordedCall } from "./replay-provider.js";
+export { RunRecorder } from "./run-recorder.js";
 export {
   confinePath,
   DEFAULT_MAX_OUTPUT_BYTES,

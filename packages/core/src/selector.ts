@@ -124,6 +124,7 @@ export class Selector {
       },
       ...(recorded.usage ? { usage: recorded.usage as never, model: recorded.model as string } : {}),
     });
+    run.onEvent?.({ type: "produced", by: this.name, path: author, session: routed });
     return { target, index, session: routed };
   }
 

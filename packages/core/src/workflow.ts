@@ -56,6 +56,7 @@ export abstract class Workflow implements Runnable {
       result === session
         ? result
         : result.derive({ op: "workflow", operator: this.name, extras: { "workflow.path": path } });
+    options.onEvent?.({ type: "produced", by: this.name, path, session: out });
     options.onEvent?.({ type: "workflow_end", workflow: this.name, path, sessionId: out.id });
     return out;
   }

@@ -3,6 +3,7 @@ export {
   listSessionLogs,
   parseSessionLog,
   readSessionLog,
+  readSessionLogs,
   SESSION_LOG_VERSION,
   type SessionLog,
   type SessionLogEntry,
@@ -11,4 +12,5 @@ export {
   SessionLogWriter,
   type SessionLogWriterOptions,
   writeSessionLog,
+  writeSessionLogs,
 } from "./session-log.js";

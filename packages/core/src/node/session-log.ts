@@ -519,3 +519,26 @@ export async function listSessionLogs(dir: string = defaultSessionLogDir()): Pro
     (a, b) => a.createdAt.localeCompare(b.createdAt) || basename(a.path).localeCompare(basename(b.path)),
   );
 }
+
+/**
+ * Writes each session as a closed log `<id>.jsonl` in `dir` (a run's sessions, say, from a
+ * `RunRecorder`), replacing logs of the same ids. Returns the paths.
+ */
+export async function writeSessionLogs(sessions: Iterable<Session>, dir: string): Promise<string[]> {
+  await mkdir(dir, { recursive: true });
+  const paths: string[] = [];
+  for (const session of sessions) {
+    const path = join(dir, `${session.id}.jsonl`);
+    await unlink(path).catch(() => {});
+    paths.push(await writeSessionLog(session, { path }));
+  }
+  return paths;
+}
+
+/** Reads every session log in `dir` (closed and unfinished), oldest first. */
+export async function readSessionLogs(dir: string): Promise<SessionLog[]> {
+  const entries = await listSessionLogs(dir);
+  const logs: SessionLog[] = [];
+  for (const entry of entries) logs.push(await readSessionLog(entry.path));
+  return logs;
+}
