@@ -412,6 +412,15 @@ export interface Provenance {
   /** For a tool result: the tool, the call id and the assistant chunk that made the call. */
   readonly tool?: { readonly name: string; readonly callId: string; readonly callChunkId?: string };
   /**
+   * The memory recalled before the chunk was written: the query and hits of the nearest
+   * `memory.recall` event before it in the session, if any.
+   */
+  readonly memory?: {
+    readonly query: string;
+    readonly hits: readonly { readonly id: string; readonly score: number }[];
+    readonly eventId: string;
+  };
+  /**
    * Lineage nodes from the branch that appended the chunk down to the session asked about, both
    * included. Holds only the session's own node when the branch is not among its ancestors (the
    * chunk arrived through a detach or was copied in).
@@ -449,10 +458,19 @@ export function provenance(
     }
     tool = { name: chunk.name, callId: chunk.toolCallId, ...(callChunkId ? { callChunkId } : {}) };
   }
+  let memory: Provenance["memory"];
+  for (let i = index - 1; i >= 0 && memory === undefined; i--) {
+    const c = chunks[i]!;
+    if (c.kind === "event" && c.name === "memory.recall") {
+      const data = c.data as { query?: string; hits?: { id: string; score: number }[] } | undefined;
+      memory = { query: data?.query ?? "", hits: data?.hits ?? [], eventId: c.id };
+    }
+  }
   return {
     chunk,
     index,
     branch: chunk.sessionId,
+    ...(memory ? { memory } : {}),
     ...(chunk.author !== undefined ? { author: chunk.author } : {}),
     ...(tool ? { tool } : {}),
     path: pathFrom(session.lineage, chunk.sessionId),

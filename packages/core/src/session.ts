@@ -314,14 +314,18 @@ export class Session {
     return this.placement?.release() ?? Promise.resolve();
   }
 
-  /** A branch: new id, same chunks (shared, not copied), lineage op `fork` with this as parent. O(1). */
-  fork(options: BranchOptions = {}): Session {
+  /**
+   * A branch: new id, same chunks (shared, not copied), lineage op `fork` with this as parent. O(1).
+   * The branch shares this session's memory scope, unless `memory: "isolate"` gives it its own
+   * session-level scope (agents then neither see nor write the parent's session memories).
+   */
+  fork(options: BranchOptions & { memory?: "share" | "isolate" } = {}): Session {
     const node = new LineageNode(
       newId(),
       "fork",
       options.operator ?? "Session.fork",
       this.lineage,
-      options.extras,
+      options.memory === "isolate" ? { ...options.extras, "memory.scope": "isolate" } : options.extras,
       this.list.length,
     );
     return new Session(node, this.list, this.placement?.share());
