@@ -119,7 +119,7 @@ describe("agent memory", () => {
       JSON.stringify(agent.provider instanceof ScriptedProvider ? agent.provider.requests[0]!.messages : []),
     ).toContain("metric units");
     // Committed: the question and the answer, at the agent level.
-    expect((commit as { data: { ids: string[] } }).data.ids).toHaveLength(2);
+    expect((commit as unknown as { data: { ids: string[] } }).data.ids).toHaveLength(2);
     expect(store.entries.filter((e) => e.scope.agent === "helper").map((e) => e.text)).toEqual([
       "Which units does Ana prefer?",
       "Use metric units.",

@@ -381,7 +381,8 @@ async function runLoop(
   const emit = run.onEvent ?? (() => {});
   const signal = run.signal ?? new AbortController().signal;
   const placed = input.placement !== undefined;
-  const tools = placed ? [...agent.tools, ...SANDBOX_TOOLS] : [...agent.tools];
+  // Tools that need a sandbox (the built-ins, or a user tool that says so) are offered only to a placed session.
+  const tools = placed ? [...agent.tools, ...SANDBOX_TOOLS] : agent.tools.filter((t) => !t.needsSandbox);
   const byName = new Map(tools.map((t) => [t.name, t]));
   const specs = toolSpecs(tools);
   const head: Message[] = agent.instructions ? [{ role: "system", content: agent.instructions }] : [];
@@ -448,7 +449,7 @@ async function runLoop(
     let response: ProviderResponse;
     try {
       response = streaming
-        ? await streamTurn(agent, request, run, signal, emit)
+        ? await streamTurn(agent, config, request, run, signal, emit)
         : await callProvider(agent.provider, request, providerOptions(config, signal));
     } catch (error) {
       return fail(error, `calling the model on turn ${turn}`);
@@ -506,12 +507,13 @@ function costOfSession(session: Session, limits: BudgetLimits): number {
 
 async function streamTurn(
   agent: Agent,
+  config: AgentOptions,
   request: ProviderRequest,
   run: RunOptions,
   signal: AbortSignal,
   emit: (e: AgentEvent) => void,
 ): Promise<ProviderResponse> {
-  for await (const delta of streamProvider(agent.provider, request, { signal })) {
+  for await (const delta of streamProvider(agent.provider, request, providerOptions(config, signal))) {
     if (delta.type === "response") return delta.response;
     if (delta.type === "text") emit({ type: "text_delta", agent: agent.name, text: delta.text });
     else {

@@ -1,4 +1,4 @@
-import type { ExecResult } from "./sandbox.js";
+import { confinePath, type ExecResult } from "./sandbox.js";
 import { defineTool, type Tool } from "./tool.js";
 
 const MAX_READ_CHARS = 12_000;
@@ -12,6 +12,15 @@ function execProjection(result: ExecResult) {
     stderr: result.stderr,
     truncated: result.truncated,
   };
+}
+
+/** One lane per file, whatever spelling of its path the model used ("./a.txt" and "a.txt" are one file). */
+function fsLane(path: string): string {
+  try {
+    return `fs:${confinePath(path, "/")}`;
+  } catch {
+    return `fs:${path}`;
+  }
 }
 
 const pathParam = { type: "string", description: "Path relative to the workspace root." } as const;
@@ -63,7 +72,7 @@ export const readWorkspaceFile = defineTool<{ path: string }>({
     additionalProperties: false,
   },
   needsSandbox: true,
-  resourceKey: (args) => `fs:${args.path}`,
+  resourceKey: (args) => fsLane(args.path),
   async execute(args, ctx) {
     const data = await (await ctx.sandbox()).readFile(args.path);
     return data.length > MAX_READ_CHARS
@@ -83,7 +92,7 @@ export const writeWorkspaceFile = defineTool<{ path: string; content: string }>(
     additionalProperties: false,
   },
   needsSandbox: true,
-  resourceKey: (args) => `fs:${args.path}`,
+  resourceKey: (args) => fsLane(args.path),
   async execute(args, ctx) {
     const { bytesWritten } = await (await ctx.sandbox()).writeFile(args.path, args.content);
     return { bytes_written: bytesWritten };
@@ -100,7 +109,7 @@ export const listWorkspaceFiles = defineTool<{ path?: string; recursive?: boolea
     additionalProperties: false,
   },
   needsSandbox: true,
-  resourceKey: (args) => `fs:${args.path ?? "."}`,
+  resourceKey: (args) => fsLane(args.path ?? "."),
   async execute(args, ctx) {
     const entries = await (await ctx.sandbox()).listFiles(args.path ?? ".", {
       recursive: args.recursive ?? false,
@@ -125,7 +134,7 @@ export const workspacePathExists = defineTool<{ path: string }>({
     additionalProperties: false,
   },
   needsSandbox: true,
-  resourceKey: (args) => `fs:${args.path}`,
+  resourceKey: (args) => fsLane(args.path),
   async execute(args, ctx) {
     return { exists: await (await ctx.sandbox()).exists(args.path) };
   },

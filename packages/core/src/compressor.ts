@@ -1,6 +1,7 @@
 import { type RunOptions, requestFingerprint } from "./agent.js";
 import { OpenRathError } from "./errors.js";
 import { callProvider, type ProviderRequest, type ProviderV1, type RetryPolicy } from "./provider.js";
+import { overBudget } from "./selector.js";
 import type { Session } from "./session.js";
 import { carryUsage } from "./usage.js";
 
@@ -49,6 +50,8 @@ export class Compressor {
       ],
       toolChoice: "none",
     };
+    const over = run.budget?.exceeded();
+    if (over) throw overBudget(session, this.name, author, over);
     const response = await callProvider(this.options.provider, request, {
       ...(run.signal ? { signal: run.signal } : {}),
       ...(this.options.retry ? { retry: this.options.retry } : {}),

@@ -4,9 +4,9 @@ export {
   type AgentOptions,
   type AgentRequestOptions,
   AgentRunError,
+  messageHash,
   type RunEvent,
   type RunOptions,
-  messageHash,
   requestFingerprint,
 } from "./agent.js";
 export { Budget, BudgetExceededError, type BudgetLimits } from "./budget.js";

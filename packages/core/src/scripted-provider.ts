@@ -156,7 +156,9 @@ export class ScriptedProvider implements ProviderV1 {
               : JSON.stringify(c.arguments),
       },
     }));
-    const text = turn.text ?? (toolCalls.length > 0 ? null : "");
+    // A turn that calls tools with empty text has no text (null), in complete() as in stream().
+    const text =
+      turn.text === "" && toolCalls.length > 0 ? null : (turn.text ?? (toolCalls.length > 0 ? null : ""));
     const promptTokens = turn.usage?.promptTokens ?? estimate(JSON.stringify(request.messages));
     const completionTokens =
       turn.usage?.completionTokens ??

@@ -1,4 +1,5 @@
 import { type RunOptions, requestFingerprint } from "./agent.js";
+import { BudgetExceededError } from "./budget.js";
 import { OpenRathError } from "./errors.js";
 import { callProvider, type ProviderRequest, type ProviderV1, type RetryPolicy } from "./provider.js";
 import type { Session } from "./session.js";
@@ -93,6 +94,8 @@ export class Selector {
         ],
         toolChoice: "none",
       };
+      const over = run.budget?.exceeded();
+      if (over) throw overBudget(session, this.name, author, over);
       const response = await callProvider(this.options.provider!, request, {
         ...(run.signal ? { signal: run.signal } : {}),
         ...(this.options.retry ? { retry: this.options.retry } : {}),
@@ -133,4 +136,20 @@ export class Selector {
     const { target, session: routed } = await this.route(session, candidates, options);
     return target.run(routed, options);
   }
+}
+
+/** The error (with the session recording it) for a model call refused by a spent run budget. */
+export function overBudget(
+  session: Session,
+  who: string,
+  author: string,
+  reason: string,
+): BudgetExceededError {
+  const recorded = session.append({
+    kind: "event",
+    name: "budget.exceeded",
+    author,
+    data: { by: who, reason },
+  });
+  return new BudgetExceededError(`${who} did not call the model: ${reason}.`, recorded, { reason });
 }

@@ -45,21 +45,24 @@ function normalize(path: string): string | undefined {
 
 /** The programs a shell line runs: the first word of each `;`, `&&`, `||`, `|` or newline segment. */
 function programs(command: string | readonly string[]): string[] | undefined {
-  if (Array.isArray(command)) return command.length > 0 ? [String(command[0])] : [];
+  if (Array.isArray(command)) return command.length > 0 ? [String(command[0]).split("/").pop()!] : [];
   const line = String(command);
   // Substitutions run programs we cannot see from the first words.
   if (/`|\$\(|<\(|>\(/.test(line)) return undefined;
-  return line
-    .split(/;|&&|\|\||\||\n|&/)
-    .map(
-      (segment) =>
-        segment
-          .trim()
-          .split(/\s+/)
-          .find((word) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word)) ?? "",
-    )
-    .filter((word) => word !== "")
-    .map((word) => word.split("/").pop()!);
+  return (
+    line
+      // Subshells and groups start commands too: "(rm x)", "{ rm x; }".
+      .split(/;|&&|\|\||\||\n|&|\(|\)|\{|\}/)
+      .map(
+        (segment) =>
+          segment
+            .trim()
+            .split(/\s+/)
+            .find((word) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word)) ?? "",
+      )
+      .filter((word) => word !== "")
+      .map((word) => word.split("/").pop()!)
+  );
 }
 
 /**

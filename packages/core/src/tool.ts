@@ -216,12 +216,18 @@ export function projectToolResult(value: unknown, maxChars = 48_000): string {
     text = JSON.stringify({ ok: true, unserializable: String(value), reason: (error as Error).message });
   }
   if (text.length <= maxChars) return text;
-  return JSON.stringify({
-    ok: true,
-    truncated: true,
-    total_chars: text.length,
-    preview: text.slice(0, Math.max(0, maxChars - 200)),
-  });
+  // The preview is escaped again inside the envelope, so shrink it until the whole fits.
+  let keep = Math.max(0, maxChars - 100);
+  for (;;) {
+    const out = JSON.stringify({
+      ok: true,
+      truncated: true,
+      total_chars: text.length,
+      preview: text.slice(0, keep),
+    });
+    if (out.length <= maxChars || keep === 0) return out;
+    keep = Math.floor(keep * Math.min(0.95, maxChars / out.length));
+  }
 }
 
 /**
@@ -237,7 +243,7 @@ export function parseToolArguments(
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
       return {
         ok: false,
-        message: `Tool arguments must be a JSON object, got ${Array.isArray(value) ? "an array" : typeof value}.`,
+        message: `Tool arguments must be a JSON object, got ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}.`,
       };
     }
     return { ok: true, value };

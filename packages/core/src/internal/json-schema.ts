@@ -57,7 +57,8 @@ export function validateJsonSchema(schema: JsonObject, value: unknown, path = "$
       if (object[key] === undefined) problems.push(`${path}.${key}: is required`);
     }
     for (const [key, child] of Object.entries(object)) {
-      if (properties[key]) problems.push(...validateJsonSchema(properties[key], child, `${path}.${key}`));
+      if (Object.hasOwn(properties, key))
+        problems.push(...validateJsonSchema(properties[key]!, child, `${path}.${key}`));
       else if (s.additionalProperties === false) problems.push(`${path}.${key}: is not an allowed property`);
       else if (typeof s.additionalProperties === "object" && s.additionalProperties !== null) {
         problems.push(...validateJsonSchema(s.additionalProperties as JsonObject, child, `${path}.${key}`));
