@@ -56,7 +56,8 @@ export interface RecallOptions {
   /**
    * The asking scope. A recall sees entries stored at this scope or at one of its enclosing
    * levels (a user's preferences are visible to that user's agents and sessions), never entries of
-   * another tenant, user, agent or session. Default: the tenant level.
+   * another tenant, user, agent or session. Default: the store's default scope (the scope it was
+   * opened with, else `{ tenant: "default" }`).
    */
   readonly scope?: MemoryScope;
   /** Drop hits scoring below this. */
@@ -71,14 +72,23 @@ export type ForgetSelector = { readonly ids: readonly string[] } | { readonly sc
  * runs. Entries are recalled before an agent acts and committed after.
  */
 export interface MemoryV1 {
-  /** Stores entries (replacing entries with the same id). Returns what was stored. */
+  /**
+   * Stores entries (replacing entries with the same id; an entry without an id gets
+   * {@link memoryId}(scope, text)). Returns what was stored.
+   *
+   * @throws {OpenRathError} `invalid_argument` for text that is not a string; `invalid_scope`.
+   */
   remember(entries: MemoryInput | readonly MemoryInput[]): Promise<MemoryEntry[]>;
-  /** Entries relevant to `query` within the asking scope, best first. Never returns a zero score. */
+  /**
+   * Entries relevant to `query` within the asking scope, best first. Never returns a score <= 0
+   * (a store with vector search may return weakly similar entries for any query; a full-text
+   * store returns `[]` when no term matches). A blank query returns `[]`.
+   */
   recall(query: string, options?: RecallOptions): Promise<MemoryHit[]>;
   /**
-   * Extracts what is worth keeping from a session and stores it at `scope` (default
-   * {@link extractMemories}: the user's requests and the final answers). Committing the same
-   * session twice stores nothing new.
+   * Extracts what is worth keeping from a session — by default with {@link extractMemories}: the
+   * user's requests and the final answers — and stores it at `scope` (default: the store's default
+   * scope). Returns the entries newly stored; committing the same session twice stores nothing new.
    */
   commit(session: Session, options?: { readonly scope?: MemoryScope }): Promise<MemoryEntry[]>;
   /** Removes entries. Returns how many were removed. */

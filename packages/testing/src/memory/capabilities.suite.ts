@@ -37,21 +37,30 @@ export function capabilitiesSuite(context: MemorySuiteContext): void {
     if (capabilities.persistence) {
       group.test(TITLES.persistence, async () => {
         const first = await group.open();
-        const [entry] = await first.remember({ text: "Persisted: the boiler is serviced in October.", scope: { tenant: "acme" } });
+        const [entry] = await first.remember({
+          text: "Persisted: the boiler is serviced in October.",
+          scope: { tenant: "acme" },
+        });
         await first.close();
         const second = await group.reopen("persistence");
         const hits = await second.recall("boiler serviced", { scope: { tenant: "acme" } });
         expect(hits[0]?.entry, `after reopen: ${showHits(hits)}`).toEqual(entry);
       });
     } else {
-      group.skip(TITLES.persistence, "persistence is not claimed, so the suite does not require entries to survive a reopen");
+      group.skip(
+        TITLES.persistence,
+        "persistence is not claimed, so the suite does not require entries to survive a reopen",
+      );
     }
 
     const paraphrase = context.paraphrase;
     if (capabilities.vectorSearch && paraphrase !== undefined) {
       group.test(TITLES.vectorSearch, async () => {
         const shared = words(paraphrase.query).filter((word) => words(paraphrase.text).includes(word));
-        expect(shared, "the paraphrase option must share no word with its text, or it proves nothing").toEqual([]);
+        expect(
+          shared,
+          "the paraphrase option must share no word with its text, or it proves nothing",
+        ).toEqual([]);
         const memory = await group.open();
         const scope = { tenant: "acme" };
         await memory.remember(DISTRACTORS.map((text) => ({ text, scope })));
@@ -68,7 +77,10 @@ export function capabilitiesSuite(context: MemorySuiteContext): void {
         "no paraphrase option; pass paraphrase: { text, query } with the backend configured with its embedder",
       );
     } else {
-      group.skip(TITLES.vectorSearch, "vectorSearch is not claimed; remember and recall checks that a query sharing no term finds nothing");
+      group.skip(
+        TITLES.vectorSearch,
+        "vectorSearch is not claimed; remember and recall checks that a query sharing no term finds nothing",
+      );
     }
 
     if (capabilities.sharedWriters) {
@@ -78,7 +90,10 @@ export function capabilitiesSuite(context: MemorySuiteContext): void {
         const scope = { tenant: "acme" };
         const [fromA] = await a.remember({ text: "Written by handle a: the gate code is 4411.", scope });
         const seenByB = await b.recall("gate code", { scope });
-        expect(seenByB.map((hit) => hit.entry.id), "handle b does not see a's write").toContain(fromA!.id);
+        expect(
+          seenByB.map((hit) => hit.entry.id),
+          "handle b does not see a's write",
+        ).toContain(fromA!.id);
         const [fromB] = await b.remember({ text: "Written by handle b: the gate code changed.", scope });
         const seenByA = await a.recall("gate code", { scope });
         expect(seenByA.map((hit) => hit.entry.id).sort(), "handle a does not see b's write").toEqual(
@@ -86,7 +101,10 @@ export function capabilitiesSuite(context: MemorySuiteContext): void {
         );
         expect(await b.forget({ ids: [fromA!.id] })).toBe(1);
         const afterForget = await a.recall("gate code", { scope });
-        expect(afterForget.map((hit) => hit.entry.id), "handle a still sees what b forgot").toEqual([fromB!.id]);
+        expect(
+          afterForget.map((hit) => hit.entry.id),
+          "handle a still sees what b forgot",
+        ).toEqual([fromB!.id]);
       });
     } else {
       group.skip(TITLES.sharedWriters, "sharedWriters is not claimed");

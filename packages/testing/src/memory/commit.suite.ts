@@ -1,6 +1,6 @@
 import { extractMemories, Session } from "@openrath/core";
 import { expect } from "vitest";
-import { showHits, texts } from "./internal/corpus.js";
+import { ids, showHits, texts } from "./internal/corpus.js";
 import { defineGroup } from "./internal/define-group.js";
 import type { MemorySuiteContext } from "./suite-context.js";
 
@@ -15,9 +15,18 @@ function travelSession(): Session {
         { id: "call_1", type: "function", function: { name: "search_flights", arguments: '{"to":"LIS"}' } },
       ],
     })
-    .append({ kind: "tool_result", toolCallId: "call_1", name: "search_flights", content: '{"flights":["TP1351"]}' })
+    .append({
+      kind: "tool_result",
+      toolCallId: "call_1",
+      name: "search_flights",
+      content: '{"flights":["TP1351"]}',
+    })
     .append({ kind: "event", name: "selector.decision", data: { picked: "planner" } })
-    .append({ kind: "assistant", content: "Fly TP1351 on Friday and ride tram 28 on Saturday.", author: "planner" })
+    .append({
+      kind: "assistant",
+      content: "Fly TP1351 on Friday and ride tram 28 on Saturday.",
+      author: "planner",
+    })
     .append({ kind: "user", content: "  Add a fado evening.  " })
     .append({ kind: "assistant", content: "Booked fado at Tasca do Chico on Saturday night." });
 }
@@ -47,7 +56,10 @@ export function commitSuite(context: MemorySuiteContext): void {
         expect(entry.scope).toEqual(scope);
         expect(entry.metadata).toEqual(expected[i]!.metadata);
       }
-      const hits = await memory.recall("Lisbon fado Saturday", { scope: { ...scope, agent: "planner" }, topK: 10 });
+      const hits = await memory.recall("Lisbon fado Saturday", {
+        scope: { ...scope, agent: "planner" },
+        topK: 10,
+      });
       expect(texts(hits).sort(), `hits: ${showHits(hits)}`).toEqual(
         [
           "Plan a weekend in Lisbon in May.",
@@ -62,7 +74,10 @@ export function commitSuite(context: MemorySuiteContext): void {
       });
       const stray = texts(everything).filter((text) => !expected.some((input) => input.text === text));
       expect(stray, "tool traffic, system or event text was committed").toEqual([]);
-      const sibling = await memory.recall("Lisbon fado Saturday", { scope: { tenant: "acme", user: "bob" }, topK: 10 });
+      const sibling = await memory.recall("Lisbon fado Saturday", {
+        scope: { tenant: "acme", user: "bob" },
+        topK: 10,
+      });
       expect(sibling, `a sibling user sees the commit: ${showHits(sibling)}`).toEqual([]);
     });
 
@@ -73,11 +88,15 @@ export function commitSuite(context: MemorySuiteContext): void {
         content: "Noted: ferns get water every Sunday.",
       });
       const committed = await memory.commit(session);
-      expect(committed).toHaveLength(2);
+      expect(committed.map((entry) => entry.text)).toEqual([
+        "Water the ferns on Sundays.",
+        "Noted: ferns get water every Sunday.",
+      ]);
+      const hits = await memory.recall("ferns", { scope: committed[0]!.scope, topK: 10 });
+      expect(ids(hits).sort(), `hits: ${showHits(hits)}`).toEqual(committed.map((entry) => entry.id).sort());
       const [probe] = await memory.remember({ text: "Default scope probe." });
-      for (const entry of committed) expect(entry.scope).toEqual(probe!.scope);
-      const hits = await memory.recall("ferns", { scope: probe!.scope, topK: 10 });
-      expect(hits).toHaveLength(2);
+      for (const entry of committed)
+        expect(entry.scope, "remember and commit default to one scope").toEqual(probe!.scope);
     });
 
     group.test("a second commit of the same session returns [] and stores nothing new", async () => {
@@ -102,7 +121,10 @@ export function commitSuite(context: MemorySuiteContext): void {
         .append({ kind: "user", content: "And the return train?" })
         .append({ kind: "assistant", content: "The return train arrives at gate 3." });
       const added = await memory.commit(grown, { scope });
-      expect(added.map((entry) => entry.text)).toEqual(["And the return train?", "The return train arrives at gate 3."]);
+      expect(added.map((entry) => entry.text)).toEqual([
+        "And the return train?",
+        "The return train arrives at gate 3.",
+      ]);
       const hits = await memory.recall("train gate", { scope, topK: 50 });
       expect(hits.length, `hits: ${showHits(hits)}`).toBe(4);
     });
@@ -111,7 +133,12 @@ export function commitSuite(context: MemorySuiteContext): void {
       const memory = await group.open();
       const scope = { tenant: "acme", user: "ann" };
       const session = Session.fromUserMessage("What is the guest wifi password?")
-        .append({ kind: "user", content: "Recalled memory: the guest wifi password is hunter2.", untrusted: true, source: "m_1" })
+        .append({
+          kind: "user",
+          content: "Recalled memory: the guest wifi password is hunter2.",
+          untrusted: true,
+          source: "m_1",
+        })
         .append({ kind: "assistant", content: "Ask the front desk for today's code." });
       const committed = await memory.commit(session, { scope });
       expect(committed.map((entry) => entry.text)).toEqual([

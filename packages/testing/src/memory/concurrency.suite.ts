@@ -27,17 +27,23 @@ export function concurrencySuite(context: MemorySuiteContext): void {
     group.test("concurrent remember and forget calls on one handle leave a consistent store", async () => {
       const memory = await group.open();
       const scope = { tenant: "acme" };
-      const doomed = await memory.remember(Array.from({ length: 5 }, (_, i) => ({ text: `doomed entry ${i}`, scope })));
+      const doomed = await memory.remember(
+        Array.from({ length: 5 }, (_, i) => ({ text: `doomed entry ${i}`, scope })),
+      );
       const [removed, added] = await Promise.all([
         memory.forget({ ids: doomed.map((entry) => entry.id) }),
-        Promise.all(Array.from({ length: 5 }, (_, i) => memory.remember({ text: `fresh entry ${i}`, scope }))),
+        Promise.all(
+          Array.from({ length: 5 }, (_, i) => memory.remember({ text: `fresh entry ${i}`, scope })),
+        ),
       ]);
       expect(removed).toBe(5);
       const gone = await memory.recall("doomed", { scope, topK: 50 });
       const stale = gone.filter((hit) => hit.entry.text.startsWith("doomed"));
       expect(stale, `forgotten entries are still recalled: ${showHits(stale)}`).toEqual([]);
       const fresh = await memory.recall("fresh", { scope, topK: 50 });
-      expect(ids(fresh).sort(), `hits: ${showHits(fresh)}`).toEqual(added.map((stored) => stored[0]!.id).sort());
+      expect(ids(fresh).sort(), `hits: ${showHits(fresh)}`).toEqual(
+        added.map((stored) => stored[0]!.id).sort(),
+      );
     });
 
     if (!context.capabilities.sharedWriters) {
@@ -62,7 +68,9 @@ export function concurrencySuite(context: MemorySuiteContext): void {
         ["b", b],
       ] as const) {
         const hits = await handle.recall("shared write", { scope, topK: 50 });
-        expect(ids(hits).sort(), `handle ${name} sees ${hits.length} of 20: ${showHits(hits)}`).toEqual(written);
+        expect(ids(hits).sort(), `handle ${name} sees ${hits.length} of 20: ${showHits(hits)}`).toEqual(
+          written,
+        );
       }
     });
   });

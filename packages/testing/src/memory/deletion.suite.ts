@@ -35,7 +35,10 @@ export function deletionSuite(context: MemorySuiteContext): void {
 
     group.test("a list mixing known, repeated and unknown ids counts each removed entry once", async () => {
       const memory = await group.open();
-      const [first, second] = await memory.remember([{ text: "Token alpha expires soon." }, { text: "Token beta expires later." }]);
+      const [first, second] = await memory.remember([
+        { text: "Token alpha expires soon." },
+        { text: "Token beta expires later." },
+      ]);
       expect(await memory.forget({ ids: [first!.id, first!.id, "no-such-entry"] })).toBe(1);
       expect(await memory.forget({ ids: [first!.id] }), "forgetting an already forgotten id").toBe(0);
       const hits = await memory.recall("token expires", { scope: second!.scope, topK: 10 });

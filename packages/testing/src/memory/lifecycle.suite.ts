@@ -12,7 +12,9 @@ export function lifecycleSuite(context: MemorySuiteContext): void {
       const memory = await group.open();
       for (const scope of [undefined, { tenant: "default" }, { tenant: "acme", user: "ann" }]) {
         const hits = await memory.recall("note memory fact the a", { scope, topK: 50 });
-        expect(hits, `recall at ${JSON.stringify(scope)} on a fresh store found ${showHits(hits)}`).toEqual([]);
+        expect(hits, `recall at ${JSON.stringify(scope)} on a fresh store found ${showHits(hits)}`).toEqual(
+          [],
+        );
       }
     });
 
@@ -43,13 +45,20 @@ export function lifecycleSuite(context: MemorySuiteContext): void {
         ["remember([])", () => memory.remember([])],
         ['recall("kept")', () => memory.recall("kept")],
         ['recall("")', () => memory.recall("")],
-        ['recall("kept", { scope: { tenant: "acme" }, topK: 1 })', () => memory.recall("kept", { scope: { tenant: "acme" }, topK: 1 })],
+        [
+          'recall("kept", { scope: { tenant: "acme" }, topK: 1 })',
+          () => memory.recall("kept", { scope: { tenant: "acme" }, topK: 1 }),
+        ],
         ["commit(session)", () => memory.commit(session)],
-        ['commit(session, { scope: { tenant: "acme" } })', () => memory.commit(session, { scope: { tenant: "acme" } })],
+        [
+          'commit(session, { scope: { tenant: "acme" } })',
+          () => memory.commit(session, { scope: { tenant: "acme" } }),
+        ],
         ["forget({ ids: [kept.id] })", () => memory.forget({ ids: [kept!.id] })],
         ['forget({ scope: { tenant: "default" } })', () => memory.forget({ scope: { tenant: "default" } })],
       ];
-      for (const [what, call] of calls) await expectMemoryError(call, "memory_closed", `after close, ${what}`);
+      for (const [what, call] of calls)
+        await expectMemoryError(call, "memory_closed", `after close, ${what}`);
     });
   });
 }

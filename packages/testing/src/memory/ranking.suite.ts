@@ -13,10 +13,12 @@ export function rankingSuite(context: MemorySuiteContext): void {
       const memory = await group.open();
       const scope = { tenant: "acme" };
       await memory.remember(
-        [...DISTRACTORS, "Blue paint for the garden fence.", "Whale song recordings in the archive."].map((text) => ({
-          text,
-          scope,
-        })),
+        [...DISTRACTORS, "Blue paint for the garden fence.", "Whale song recordings in the archive."].map(
+          (text) => ({
+            text,
+            scope,
+          }),
+        ),
       );
       const [target] = await memory.remember({ text: "Blue whale migration along the coast.", scope });
       const hits = await memory.recall("blue whale", { scope, topK: 10 });

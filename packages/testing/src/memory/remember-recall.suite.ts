@@ -15,35 +15,41 @@ const CLOCK_SKEW_MS = 60_000;
  */
 export function rememberRecallSuite(context: MemorySuiteContext): void {
   defineGroup(context, "remember and recall", (group) => {
-    group.test("remember returns the stored entries with id, text, normalized scope and createdAt", async () => {
-      const memory = await group.open();
-      const before = Date.now();
-      const stored = await memory.remember({
-        text: "Ann prefers window seats on long flights.",
-        scope: { tenant: "acme", user: "ann" },
-      });
-      const after = Date.now();
-      expect(stored).toHaveLength(1);
-      const entry = stored[0]!;
-      expect(typeof entry.id).toBe("string");
-      expect(entry.id.length).toBeGreaterThan(0);
-      expect(entry.text).toBe("Ann prefers window seats on long flights.");
-      expect(entry.scope).toEqual({ tenant: "acme", user: "ann" });
-      expect(Number.isFinite(entry.createdAt), `createdAt ${entry.createdAt} is not a number`).toBe(true);
-      expect(entry.createdAt).toBeGreaterThanOrEqual(before - CLOCK_SKEW_MS);
-      expect(entry.createdAt).toBeLessThanOrEqual(after + CLOCK_SKEW_MS);
+    group.test(
+      "remember returns the stored entries with id, text, normalized scope and createdAt",
+      async () => {
+        const memory = await group.open();
+        const before = Date.now();
+        const stored = await memory.remember({
+          text: "Ann prefers window seats on long flights.",
+          scope: { tenant: "acme", user: "ann" },
+        });
+        const after = Date.now();
+        expect(stored).toHaveLength(1);
+        const entry = stored[0]!;
+        expect(typeof entry.id).toBe("string");
+        expect(entry.id.length).toBeGreaterThan(0);
+        expect(entry.text).toBe("Ann prefers window seats on long flights.");
+        expect(entry.scope).toEqual({ tenant: "acme", user: "ann" });
+        expect(Number.isFinite(entry.createdAt), `createdAt ${entry.createdAt} is not a number`).toBe(true);
+        expect(entry.createdAt).toBeGreaterThanOrEqual(before - CLOCK_SKEW_MS);
+        expect(entry.createdAt).toBeLessThanOrEqual(after + CLOCK_SKEW_MS);
 
-      const [agentOnly] = await memory.remember({ text: "The helper agent answers in French.", scope: { agent: "helper" } });
-      expect(agentOnly!.scope, "{ agent } alone is read as default/default/agent").toEqual({
-        tenant: "default",
-        user: "default",
-        agent: "helper",
-      });
-      const [defaulted] = await memory.remember({ text: "Stored at the store's default scope." });
-      expect(defaulted!.scope.tenant, "an entry without a scope gets the store's default scope").toEqual(
-        expect.any(String),
-      );
-    });
+        const [agentOnly] = await memory.remember({
+          text: "The helper agent answers in French.",
+          scope: { agent: "helper" },
+        });
+        expect(agentOnly!.scope, "{ agent } alone is read as default/default/agent").toEqual({
+          tenant: "default",
+          user: "default",
+          agent: "helper",
+        });
+        const [defaulted] = await memory.remember({ text: "Stored at the store's default scope." });
+        expect(defaulted!.scope.tenant, "an entry without a scope gets the store's default scope").toEqual(
+          expect.any(String),
+        );
+      },
+    );
 
     group.test("an entry without an id gets memoryId(scope, text)", async () => {
       const memory = await group.open();
@@ -106,7 +112,10 @@ export function rememberRecallSuite(context: MemorySuiteContext): void {
         "Password hints are disabled for service accounts.",
       ];
       await memory.remember(distractors.map((text) => ({ text, scope })));
-      const [target] = await memory.remember({ text: "The staging database password rotates on Tuesdays.", scope });
+      const [target] = await memory.remember({
+        text: "The staging database password rotates on Tuesdays.",
+        scope,
+      });
       await memory.remember(DISTRACTORS.slice(18).map((text) => ({ text, scope })));
       const hits = await memory.recall("staging database password", { scope });
       expect(hits[0]?.entry.id, `hits: ${showHits(hits)}`).toBe(target!.id);
@@ -142,7 +151,9 @@ export function rememberRecallSuite(context: MemorySuiteContext): void {
         expect(Number.isFinite(hit.score)).toBe(true);
       }
       for (let i = 1; i < hits.length; i++) {
-        expect(hits[i]!.score, `hits out of order: ${showHits(hits)}`).toBeLessThanOrEqual(hits[i - 1]!.score);
+        expect(hits[i]!.score, `hits out of order: ${showHits(hits)}`).toBeLessThanOrEqual(
+          hits[i - 1]!.score,
+        );
       }
     });
 
@@ -161,7 +172,10 @@ export function rememberRecallSuite(context: MemorySuiteContext): void {
       expect(all.length, `hits: ${showHits(all)}`).toBeGreaterThanOrEqual(3);
       const top = all[0]!.score;
       const low = all[all.length - 1]!.score;
-      expect(top, `every hit has the same score, so minScore cannot be checked: ${showHits(all)}`).toBeGreaterThan(low);
+      expect(
+        top,
+        `every hit has the same score, so minScore cannot be checked: ${showHits(all)}`,
+      ).toBeGreaterThan(low);
       const threshold = (top + low) / 2;
       const kept = await memory.recall("lantern festival", { scope, topK: 50, minScore: threshold });
       for (const hit of kept) expect(hit.score).toBeGreaterThanOrEqual(threshold);
@@ -176,7 +190,10 @@ export function rememberRecallSuite(context: MemorySuiteContext): void {
       const memory = await group.open();
       const [entry] = await memory.remember({ text: "Something worth remembering." });
       for (const query of ["", " ", "\n\t  "]) {
-        expect(await memory.recall(query, { scope: entry!.scope, topK: 10 }), `recall(${JSON.stringify(query)})`).toEqual([]);
+        expect(
+          await memory.recall(query, { scope: entry!.scope, topK: 10 }),
+          `recall(${JSON.stringify(query)})`,
+        ).toEqual([]);
       }
     });
 

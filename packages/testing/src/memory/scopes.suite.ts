@@ -77,8 +77,14 @@ export function scopesSuite(context: MemorySuiteContext): void {
 
     group.test("the same text at two scopes is two entries", async () => {
       const memory = await group.open();
-      const [atAnn] = await memory.remember({ text: "Lunch is at noon.", scope: { tenant: "acme", user: "ann" } });
-      const [atBob] = await memory.remember({ text: "Lunch is at noon.", scope: { tenant: "acme", user: "bob" } });
+      const [atAnn] = await memory.remember({
+        text: "Lunch is at noon.",
+        scope: { tenant: "acme", user: "ann" },
+      });
+      const [atBob] = await memory.remember({
+        text: "Lunch is at noon.",
+        scope: { tenant: "acme", user: "bob" },
+      });
       expect(atAnn!.id).not.toBe(atBob!.id);
       const annHits = await memory.recall("lunch noon", { scope: { tenant: "acme", user: "ann" }, topK: 10 });
       expect(annHits.map((h) => h.entry.id)).toEqual([atAnn!.id]);
@@ -111,14 +117,19 @@ export function scopesSuite(context: MemorySuiteContext): void {
       ).toBe(removeSubtree("globex/bob/coder/s2"));
       await expectVisibility(memory, stored);
 
-      expect(await memory.forget({ scope: { tenant: "globex" } }), "forget globex").toBe(removeSubtree("globex"));
+      expect(await memory.forget({ scope: { tenant: "globex" } }), "forget globex").toBe(
+        removeSubtree("globex"),
+      );
       await expectVisibility(memory, stored);
       expect([...stored].every((path) => path.startsWith("acme"))).toBe(true);
     });
 
     group.test("invalid scopes are refused with invalid_scope", async () => {
       const memory = await group.open();
-      const session = Session.fromUserMessage("scoped request").append({ kind: "assistant", content: "scoped answer" });
+      const session = Session.fromUserMessage("scoped request").append({
+        kind: "assistant",
+        content: "scoped answer",
+      });
       const invalid: unknown[] = [
         { tenant: "" },
         { tenant: "a/b" },
@@ -135,9 +146,21 @@ export function scopesSuite(context: MemorySuiteContext): void {
           "invalid_scope",
           `remember({ text, scope: ${shown} })`,
         );
-        await expectMemoryError(() => memory.recall("scope probe", { scope }), "invalid_scope", `recall(q, { scope: ${shown} })`);
-        await expectMemoryError(() => memory.forget({ scope }), "invalid_scope", `forget({ scope: ${shown} })`);
-        await expectMemoryError(() => memory.commit(session, { scope }), "invalid_scope", `commit(session, { scope: ${shown} })`);
+        await expectMemoryError(
+          () => memory.recall("scope probe", { scope }),
+          "invalid_scope",
+          `recall(q, { scope: ${shown} })`,
+        );
+        await expectMemoryError(
+          () => memory.forget({ scope }),
+          "invalid_scope",
+          `forget({ scope: ${shown} })`,
+        );
+        await expectMemoryError(
+          () => memory.commit(session, { scope }),
+          "invalid_scope",
+          `commit(session, { scope: ${shown} })`,
+        );
       }
       for (const scope of [{ tenant: "default" }, { tenant: "acme", user: "ann", agent: "x" }]) {
         const leaked = await memory.recall("scope probe scoped request answer", { scope, topK: 10 });

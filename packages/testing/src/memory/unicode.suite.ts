@@ -22,13 +22,18 @@ const EMOJI = "Ship it 🚀 then celebrate 🎉 with the 👩‍👩‍👧 crew
 export function unicodeSuite(context: MemorySuiteContext): void {
   defineGroup(context, "unicode", (group) => {
     for (const script of SCRIPTS) {
-      group.test(`${script.name}: ${JSON.stringify(script.text)} is found by ${JSON.stringify(script.query)}`, async () => {
-        const memory = await group.open();
-        const scope = { tenant: "acme" };
-        await memory.remember([...DISTRACTORS, ...SCRIPTS.map((s) => s.text)].map((text) => ({ text, scope })));
-        const hits = await memory.recall(script.query, { scope, topK: 10 });
-        expect(hits[0]?.entry.text, `hits: ${showHits(hits)}`).toBe(script.text);
-      });
+      group.test(
+        `${script.name}: ${JSON.stringify(script.text)} is found by ${JSON.stringify(script.query)}`,
+        async () => {
+          const memory = await group.open();
+          const scope = { tenant: "acme" };
+          await memory.remember(
+            [...DISTRACTORS, ...SCRIPTS.map((s) => s.text)].map((text) => ({ text, scope })),
+          );
+          const hits = await memory.recall(script.query, { scope, topK: 10 });
+          expect(hits[0]?.entry.text, `hits: ${showHits(hits)}`).toBe(script.text);
+        },
+      );
     }
 
     group.test("text with emoji is stored and returned intact", async () => {

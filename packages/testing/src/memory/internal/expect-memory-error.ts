@@ -38,7 +38,9 @@ export async function expectMemoryError(
     value = await pending;
   } catch (error) {
     if (OpenRathError.isInstance(error, code)) return error;
-    return expect.fail(`${what} rejected with ${describeError(error)}; expected an OpenRath error code "${code}".`);
+    return expect.fail(
+      `${what} rejected with ${describeError(error)}; expected an OpenRath error code "${code}".`,
+    );
   }
   return expect.fail(`${what} resolved with ${preview(value)}; expected it to reject with code "${code}".`);
 }
