@@ -98,11 +98,14 @@ export interface MemoryV1 {
 }
 
 /**
- * Memory error codes: `memory_closed`, `invalid_scope`, `memory_corrupt` (a persisted store cannot
+ * Memory error codes: `invalid_argument` (text that is not a string…), `memory_unsupported_version`
+ * (a persisted store newer than this code), `memory_closed`, `invalid_scope`, `memory_corrupt` (a persisted store cannot
  * be read), `memory_unavailable` (a remote store cannot be reached), `memory_remote_error`,
  * `memory_unauthorized`, `memory_not_found`.
  */
 export type MemoryErrorCode =
+  | "invalid_argument"
+  | "memory_unsupported_version"
   | "memory_closed"
   | "invalid_scope"
   | "memory_corrupt"
@@ -122,9 +125,27 @@ export class MemoryError extends OpenRathError {
 /**
  * The scope with leading levels filled with `"default"` and nothing after the last given level.
  *
- * @throws {MemoryError} `invalid_scope` for a level that is not a non-empty string without `/`.
+ * @throws {MemoryError} `invalid_scope` for an unknown level, or a level that is not a non-empty
+ *   string without `/`.
  */
 export function normalizeScope(scope: MemoryScope = {}): MemoryScope {
+  if (typeof scope !== "object" || scope === null) {
+    throw new MemoryError(
+      "invalid_scope",
+      `A memory scope must be an object, got ${JSON.stringify(scope)}.`,
+      { details: { scope } },
+    );
+  }
+  const unknown = Object.keys(scope).filter((k) => !(SCOPE_LEVELS as readonly string[]).includes(k));
+  if (unknown.length > 0) {
+    throw new MemoryError(
+      "invalid_scope",
+      `Unknown memory scope level ${unknown.map((k) => JSON.stringify(k)).join(", ")}; the levels are ${SCOPE_LEVELS.join(", ")}.`,
+      {
+        details: { scope },
+      },
+    );
+  }
   let last = -1;
   SCOPE_LEVELS.forEach((level, i) => {
     const value = scope[level];

@@ -1,0 +1,296 @@
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { OpenRathError } from "@openrath/core";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  type Bm25Memory,
+  type Bm25MemoryOptions,
+  type Bm25MemoryWarning,
+  bm25Memory,
+} from "./bm25-memory.js";
+import { decodeSnapshot, encodeSnapshot } from "./internal/snapshot-file.js";
+
+const scope = { tenant: "acme", user: "ann" };
+const dirs: string[] = [];
+const open: Bm25Memory[] = [];
+
+afterEach(async () => {
+  await Promise.allSettled(open.splice(0).map((m) => m.close()));
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "openrath-bm25-test-"));
+  dirs.push(dir);
+  return dir;
+}
+
+async function openAt(path: string, options: Bm25MemoryOptions = {}): Promise<Bm25Memory> {
+  const memory = await bm25Memory({ flushDelayMs: 10_000, ...options }).open({ path, scope });
+  open.push(memory);
+  return memory;
+}
+
+function collect(): { warnings: Bm25MemoryWarning[]; onWarning: (w: Bm25MemoryWarning) => void } {
+  const warnings: Bm25MemoryWarning[] = [];
+  return { warnings, onWarning: (w) => warnings.push(w) };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<OpenRathError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (OpenRathError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error("expected a rejection");
+}
+
+/** A directory holding two generations: memory.json (2 entries) and memory.json.bak (1 entry). */
+async function twoGenerations(): Promise<string> {
+  const dir = tempDir();
+  const memory = await openAt(dir);
+  await memory.remember({ text: "first generation: the boiler is in the cellar" });
+  await memory.flush();
+  await memory.remember({ text: "second generation: the fuse box is in the hall" });
+  await memory.close();
+  return dir;
+}
+
+describe("persistence", () => {
+  it("reopening returns the same entries, metadata and scores", async () => {
+    const dir = tempDir();
+    const first = await openAt(dir);
+    const stored = await first.remember([
+      { text: "The ferry leaves from pier 4.", metadata: { role: "user", tags: ["travel"] }, source: "s-1" },
+      { text: "Ferry tickets are cheaper online.", scope: { ...scope, agent: "planner" } },
+      { id: "custom", text: "The ferry timetable changes in May." },
+    ]);
+    const before = await first.recall("ferry", { scope: { ...scope, agent: "planner" }, topK: 10 });
+    await first.close();
+    expect(readdirSync(dir).sort()).toEqual(["memory.json"]);
+
+    const second = await openAt(dir);
+    const after = await second.recall("ferry", { scope: { ...scope, agent: "planner" }, topK: 10 });
+    expect(after).toEqual(before);
+    expect(after.map((h) => h.entry).sort((a, b) => a.id.localeCompare(b.id))).toEqual(
+      [...stored].sort((a, b) => a.id.localeCompare(b.id)),
+    );
+  });
+
+  it("writes a versioned, checksummed snapshot and keeps the previous one as memory.json.bak", async () => {
+    const dir = await twoGenerations();
+    const main = decodeSnapshot(readFileSync(join(dir, "memory.json"), "utf8"));
+    const backup = decodeSnapshot(readFileSync(join(dir, "memory.json.bak"), "utf8"));
+    expect(main.header).toMatchObject({
+      format: "openrath.memory-bm25",
+      version: 1,
+      count: 2,
+      dimensions: null,
+    });
+    expect(backup.header.count).toBe(1);
+    expect(main.header.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("saves on its own shortly after a change (debounced)", async () => {
+    const dir = tempDir();
+    const memory = await openAt(dir, { flushDelayMs: 20 });
+    await memory.remember({ text: "saved without close" });
+    await memory.remember({ text: "saved in the same write" });
+    await new Promise((r) => setTimeout(r, 300));
+    const snapshot = decodeSnapshot(readFileSync(join(dir, "memory.json"), "utf8"));
+    expect(snapshot.header.count).toBe(2);
+    expect(readdirSync(dir)).not.toContain("memory.json.bak");
+  });
+
+  it("ignores and removes a temporary file left by a crash during a save", async () => {
+    const dir = await twoGenerations();
+    const leftover = join(dir, "memory.json.4242-abcdef.tmp");
+    writeFileSync(leftover, '{"format":"openrath.memory-bm25","version":1,"savedAt":1,"tok');
+    const { warnings, onWarning } = collect();
+    const memory = await openAt(dir, { onWarning });
+    expect((await memory.recall("fuse box")).map((h) => h.entry.text)).toEqual([
+      "second generation: the fuse box is in the hall",
+    ]);
+    expect(readdirSync(dir)).not.toContain("memory.json.4242-abcdef.tmp");
+    expect(warnings.map((w) => w.code)).toEqual(["temp_files_removed"]);
+  });
+
+  it("a corrupt memory.json gives memory_corrupt naming the file and the problem, and leaves both files intact", async () => {
+    const dir = await twoGenerations();
+    const file = join(dir, "memory.json");
+    const truncated = readFileSync(file, "utf8").slice(0, 120);
+    writeFileSync(file, truncated);
+    const backupBytes = readFileSync(`${file}.bak`);
+
+    const error = await rejection(openAt(dir));
+    expect(error.code).toBe("memory_corrupt");
+    expect(error.message).toContain(file);
+    expect(error.message).toMatch(/not valid JSON/);
+    expect(error.message).toMatch(/memory\.json\.bak is intact \(1 entries\)/);
+    expect(error.details).toMatchObject({ file, reason: "invalid_json", backup: { entries: 1 } });
+    expect(readFileSync(file, "utf8")).toBe(truncated);
+    expect(readFileSync(`${file}.bak`).equals(backupBytes)).toBe(true);
+
+    // The failed open released the directory: a fixed file opens normally.
+    writeFileSync(file, backupBytes);
+    const memory = await openAt(dir);
+    expect(await memory.recall("boiler")).toHaveLength(1);
+  });
+
+  it("a snapshot whose content does not match its checksum is corrupt", async () => {
+    const dir = await twoGenerations();
+    const file = join(dir, "memory.json");
+    writeFileSync(file, readFileSync(file, "utf8").replace("fuse box", "fuse b0x"));
+    const error = await rejection(openAt(dir));
+    expect(error.code).toBe("memory_corrupt");
+    expect(error.message).toMatch(/checksum/);
+  });
+
+  it('onCorrupt: "use-backup" loads memory.json.bak, keeps the corrupt file aside and warns', async () => {
+    const dir = await twoGenerations();
+    const file = join(dir, "memory.json");
+    writeFileSync(file, "garbage");
+    const { warnings, onWarning } = collect();
+    const memory = await openAt(dir, { onCorrupt: "use-backup", onWarning });
+    expect((await memory.recall("boiler")).map((h) => h.entry.text)).toEqual([
+      "first generation: the boiler is in the cellar",
+    ]);
+    expect(await memory.recall("fuse")).toEqual([]);
+    expect(warnings.map((w) => w.code)).toEqual(["backup_loaded"]);
+    expect(warnings[0]!.message).toContain(file);
+    const aside = readdirSync(dir).find((name) => name.startsWith("memory.json.corrupt-"));
+    expect(aside).toBeDefined();
+    expect(readFileSync(join(dir, aside!), "utf8")).toBe("garbage");
+
+    // Saving the recovered state never replaces the good backup with the corrupt file.
+    const backupBefore = readFileSync(`${file}.bak`);
+    await memory.remember({ text: "third generation" });
+    await memory.flush();
+    expect(readFileSync(`${file}.bak`).equals(backupBefore)).toBe(true);
+    expect(decodeSnapshot(readFileSync(file, "utf8")).header.count).toBe(2);
+  });
+
+  it("a missing memory.json with a backup (a save interrupted between renames) loads the backup", async () => {
+    const dir = await twoGenerations();
+    rmSync(join(dir, "memory.json"));
+    const { warnings, onWarning } = collect();
+    const memory = await openAt(dir, { onWarning });
+    expect(await memory.recall("boiler")).toHaveLength(1);
+    expect(warnings.map((w) => w.code)).toEqual(["backup_loaded"]);
+  });
+
+  it("a snapshot of a newer format version is refused with a clear error", async () => {
+    const dir = tempDir();
+    const text = encodeSnapshot(
+      { savedAt: 1, tokenizer: "x", dimensions: null, embedModel: null, count: 0 },
+      { docs: { docs: {}, count: 0 } },
+    ).replace('"version":1', '"version":2');
+    writeFileSync(join(dir, "memory.json"), text);
+    const error = await rejection(openAt(dir));
+    expect(error.code).toBe("memory_corrupt");
+    expect(error.message).toMatch(/format version 2.*newer.*upgrade/);
+    expect(error.details).toMatchObject({ reason: "newer_version" });
+  });
+
+  it("a file that is not a snapshot is refused", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "memory.json"), JSON.stringify({ hello: "world" }));
+    const error = await rejection(openAt(dir));
+    expect(error.code).toBe("memory_corrupt");
+    expect(error.message).toMatch(/not "openrath.memory-bm25"/);
+  });
+
+  it("a snapshot made with another tokenizer is re-indexed on open", async () => {
+    const dir = await twoGenerations();
+    const file = join(dir, "memory.json");
+    const old = decodeSnapshot(readFileSync(file, "utf8"));
+    const { sha256: _, format: __, version: ___, ...header } = old.header;
+    writeFileSync(file, encodeSnapshot({ ...header, tokenizer: "openrath-unicode-0" }, old.body));
+    const { warnings, onWarning } = collect();
+    const memory = await openAt(dir, { onWarning });
+    expect(await memory.recall("fuse box")).toHaveLength(1);
+    expect(warnings.map((w) => w.code)).toEqual(["reindexed"]);
+    await memory.close();
+    expect(decodeSnapshot(readFileSync(file, "utf8")).header.tokenizer).toBe("openrath-unicode-1");
+  });
+
+  it("a store opened with other stop words re-indexes its entries", async () => {
+    const dir = await twoGenerations();
+    const { warnings, onWarning } = collect();
+    const memory = await openAt(dir, { stopWords: ["the"], onWarning });
+    expect(warnings.map((w) => w.code)).toEqual(["reindexed"]);
+    expect(await memory.recall("the")).toEqual([]);
+    expect(await memory.recall("cellar")).toHaveLength(1);
+  });
+
+  it("forgotten entries stay forgotten after reopen and ids of removed entries are not kept forever", async () => {
+    const dir = tempDir();
+    const memory = await openAt(dir);
+    for (let round = 0; round < 3; round++) {
+      const stored = await memory.remember(
+        Array.from({ length: 600 }, (_, i) => ({ text: `note ${round} ${i}` })),
+      );
+      await memory.forget({ ids: stored.map((e) => e.id) });
+    }
+    await memory.remember({ text: "survivor" });
+    await memory.close();
+    const again = await openAt(dir);
+    expect((await again.recall("note survivor", { topK: 50 })).map((h) => h.entry.text)).toEqual([
+      "survivor",
+    ]);
+    await again.close();
+    const body = decodeSnapshot(readFileSync(join(dir, "memory.json"), "utf8")).body as {
+      internalDocumentIDStore: { internalIdToId: string[] };
+    };
+    expect(body.internalDocumentIDStore.internalIdToId).toHaveLength(1);
+  });
+});
+
+describe("one process per directory", () => {
+  it("refuses a directory another live process holds, naming it", async () => {
+    const dir = tempDir();
+    const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"], { stdio: "ignore" });
+    try {
+      writeFileSync(
+        join(dir, "memory.lock"),
+        JSON.stringify({ pid: child.pid, host: hostname(), since: Date.now() }),
+      );
+      const error = await rejection(openAt(dir));
+      expect(error.code).toBe("memory_unavailable");
+      expect(error.message).toContain(`pid ${child.pid}`);
+    } finally {
+      child.kill();
+    }
+  });
+
+  it("takes over a lock with this pid from an earlier process, refuses one from another copy of the package", async () => {
+    const dir = tempDir();
+    const lock = join(dir, "memory.lock");
+    writeFileSync(lock, JSON.stringify({ pid: process.pid, host: hostname(), since: 1, token: "earlier" }));
+    const memory = await openAt(dir);
+    const token = JSON.parse(readFileSync(lock, "utf8")).token as string;
+    expect(token).not.toBe("earlier");
+    await memory.close();
+
+    const other = tempDir();
+    writeFileSync(
+      join(other, "memory.lock"),
+      JSON.stringify({ pid: process.pid, host: hostname(), since: 1, token }),
+    );
+    const error = await rejection(openAt(other));
+    expect(error.code).toBe("memory_unavailable");
+  });
+
+  it("takes over the lock of a process that is gone", async () => {
+    const dir = tempDir();
+    const pid = Number(execFileSync(process.execPath, ["-p", "process.pid"], { encoding: "utf8" }));
+    writeFileSync(join(dir, "memory.lock"), JSON.stringify({ pid, host: hostname(), since: 1 }));
+    const memory = await openAt(dir);
+    await memory.remember({ text: "taken over" });
+    await memory.close();
+    expect(readdirSync(dir)).not.toContain("memory.lock");
+  });
+});

@@ -1,0 +1,9 @@
+export {
+  type Bm25EmbedFunction,
+  type Bm25Memory,
+  type Bm25MemoryOptions,
+  type Bm25MemorySpec,
+  type Bm25MemoryWarning,
+  type Bm25SearchMode,
+  bm25Memory,
+} from "./bm25-memory.js";
