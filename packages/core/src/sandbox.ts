@@ -16,6 +16,7 @@ import { OpenRathError, type OpenRathErrorOptions } from "./errors.js";
  * - `unsupported_language`, `unsupported` — a capability the backend does not declare.
  */
 export type SandboxErrorCode =
+  | "invalid_argument"
   | "not_placed"
   | "sandbox_closed"
   | "sandbox_unavailable"

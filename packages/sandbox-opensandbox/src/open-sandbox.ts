@@ -1,0 +1,129 @@
+import {
+  type OpenOptions,
+  type SandboxBackendV1,
+  type SandboxCapabilities,
+  SandboxError,
+  type SandboxV1,
+} from "@openrath/core";
+import { openRemoteSandbox } from "./internal/open-remote-sandbox.js";
+import { type OpenSandboxSpec, parseOpenSandboxSpec } from "./internal/spec.js";
+
+/** Options of {@link openSandbox}: where the OpenSandbox server is and how to talk to it. */
+export interface OpenSandboxOptions {
+  /**
+   * The lifecycle server, as `host:port` or a URL (a path in it is kept, `/v1` is appended).
+   * Default: `OPEN_SANDBOX_DOMAIN`, else `localhost:8080`.
+   */
+  readonly domain?: string;
+  /** Sent as `OPEN-SANDBOX-API-KEY`. Default: `OPEN_SANDBOX_API_KEY`. */
+  readonly apiKey?: string;
+  /** Scheme for a `domain` without one, and for execd endpoints. Default `"http"`. */
+  readonly protocol?: "http" | "https";
+  /**
+   * Reach execd through the lifecycle server (`use_server_proxy=true`) instead of directly.
+   * Needed when this process cannot reach the sandboxes' network. Default false.
+   */
+  readonly useServerProxy?: boolean;
+  /** How long `open` waits for the sandbox to run and execd to answer, in ms. Default 120000. */
+  readonly readyTimeoutMs?: number;
+  /** Timeout of each non-streaming HTTP request, in ms. Default 30000. */
+  readonly requestTimeoutMs?: number;
+  /** Sent as `X-EXECD-ACCESS-TOKEN` on every execd call, for execd started with an access token. */
+  readonly execdAccessToken?: string;
+  /**
+   * What the capability manifest claims about the sandboxes' network. Default `"none"`, which is
+   * what the package's test fake gives; a real deployment is often `"open"` (Docker's default) or
+   * `"restricted"` (a `networkPolicy`): set it to what yours does.
+   */
+  readonly network?: SandboxCapabilities["network"];
+}
+
+/** Languages `runCode` accepts (`sh` works too, as an alias of a POSIX shell). */
+const LANGUAGES = ["python", "bash"] as const;
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
+    throw new SandboxError(
+      "invalid_spec",
+      `openSandbox option ${name} must be a positive number of milliseconds; got ${String(value)}.`,
+      {
+        details: { option: name, value },
+      },
+    );
+  }
+  return value;
+}
+
+function env(name: string): string | undefined {
+  const value = typeof process !== "undefined" ? process.env[name] : undefined;
+  return value === undefined || value === "" ? undefined : value;
+}
+
+/**
+ * The OpenSandbox sandbox backend (key `opensandbox`): each sandbox is a container created
+ * through OpenSandbox's lifecycle API and driven through its execd (commands, files, Python
+ * through the code interpreter). Built on the official SDK `@alibaba-group/opensandbox`.
+ *
+ * @example
+ * ```ts
+ * import { createRegistry, Session } from "@openrath/core";
+ * import { openSandbox } from "@openrath/sandbox-opensandbox";
+ *
+ * const registry = createRegistry({ sandboxes: [openSandbox({ domain: "localhost:8080" })] });
+ * const session = Session.fromUserMessage("hi").to("opensandbox", { image: "python:3.12" }, { registry });
+ * const sandbox = await session.sandbox();
+ * console.log((await sandbox.exec("python3 --version")).stdout);
+ * await session.release();
+ * ```
+ *
+ * @throws {SandboxError} from `open`: `sandbox_unavailable` (server unreachable),
+ *   `sandbox_open_failed` (create refused, provisioning failed, execd never answered), `aborted`.
+ */
+export function openSandbox(
+  options: OpenSandboxOptions = {},
+): SandboxBackendV1<OpenSandboxSpec | undefined, SandboxV1> {
+  const readyTimeoutMs = positive("readyTimeoutMs", options.readyTimeoutMs, 120_000);
+  const requestTimeoutMs = positive("requestTimeoutMs", options.requestTimeoutMs, 30_000);
+  const network = options.network ?? "none";
+  if (!["none", "restricted", "open"].includes(network)) {
+    throw new SandboxError(
+      "invalid_spec",
+      `openSandbox option network must be "none", "restricted" or "open"; got ${JSON.stringify(network)}.`,
+      {
+        details: { option: "network", value: network },
+      },
+    );
+  }
+  return {
+    kind: "sandbox",
+    key: "opensandbox",
+    specVersion: "v1",
+    capabilities: {
+      streaming: true,
+      stdin: false,
+      network,
+      isolation: "remote",
+      snapshots: false,
+      languages: LANGUAGES,
+    },
+    parseSpec: parseOpenSandboxSpec,
+    open(spec: OpenSandboxSpec | undefined, openOptions: OpenOptions = {}) {
+      return openRemoteSandbox(
+        parseOpenSandboxSpec(spec),
+        {
+          // Read at open time, so registering the backend before the environment is set works.
+          domain: options.domain ?? env("OPEN_SANDBOX_DOMAIN"),
+          apiKey: options.apiKey ?? env("OPEN_SANDBOX_API_KEY"),
+          protocol: options.protocol,
+          useServerProxy: options.useServerProxy ?? false,
+          readyTimeoutMs,
+          requestTimeoutMs,
+          execdAccessToken: options.execdAccessToken,
+          languages: LANGUAGES,
+        },
+        openOptions.signal,
+      );
+    },
+  };
+}

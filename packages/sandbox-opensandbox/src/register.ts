@@ -1,0 +1,8 @@
+/**
+ * Registers the `opensandbox` backend (with default options: `OPEN_SANDBOX_DOMAIN`,
+ * `OPEN_SANDBOX_API_KEY`) in the process-wide registry. Import it once from your entry file.
+ */
+import { defaultRegistry } from "@openrath/core";
+import { openSandbox } from "./open-sandbox.js";
+
+defaultRegistry().registerSandbox(openSandbox());
