@@ -85,6 +85,17 @@ const SERVICES = {
     }
     return { OPENRATH_TEST_DOCKER: "1", OPENRATH_TEST_DOCKER_IMAGE: DOCKER_TEST_IMAGE };
   },
+
+  /**
+   * Chromium for the browser tests (the CLI's lineage viewer), driven by playwright-core. Debian's
+   * package only: playwright's own browser downloads are never used.
+   */
+  async chromium() {
+    if (!existsSync("/usr/bin/chromium")) aptInstall("chromium");
+    const probe = spawnSync("/usr/bin/chromium", ["--version"], { encoding: "utf8", timeout: 30_000 });
+    if (probe.status !== 0) throw new Error(`chromium --version failed: ${(probe.stderr ?? "").trim()}`);
+    return { OPENRATH_TEST_CHROMIUM: "/usr/bin/chromium" };
+  },
 };
 
 /** The image the docker sandbox tests run: busybox's applets (sh, awk, find, …) and nothing else. */

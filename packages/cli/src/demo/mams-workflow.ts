@@ -17,13 +17,23 @@ import { ROLES } from "./scripted-brain.js";
  * the reviewer), who answers.
  */
 export class MamsWorkflow extends Workflow {
+  /** Splits the task between the specialists. */
   readonly planner: Agent;
+  /** The wordsmith, the analyst and the statistician, each on a fork of the planned session. */
   readonly specialists: Agent[];
+  /** Folds the merged branches into one summary. */
   readonly compressor: Compressor;
+  /** Routes the summary to the writer, or to the reviewer when a program failed. */
   readonly router: Selector;
+  /** Answers the user from the summary. */
   readonly writer: Agent;
+  /** Explains a failed program. */
   readonly reviewer: Agent;
 
+  /**
+   * @param provider - the model every step calls.
+   * @param sandbox - the spec of the `local` sandbox the specialists share (default: a fresh temporary workspace).
+   */
   constructor(
     provider: ProviderV1,
     private readonly sandbox: LocalSandboxSpec = {},

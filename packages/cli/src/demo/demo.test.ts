@@ -1,10 +1,12 @@
+import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { lineageGraph, OpenRathError, ReplayProvider, type ScriptedProvider } from "@openrath/core";
-import { readSessionLog } from "@openrath/core/node";
+import { lineageGraph, OpenRathError, ReplayProvider, type ScriptedProvider, Session } from "@openrath/core";
+import { readSessionLogs } from "@openrath/core/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DemoResult, runDemo } from "./demo.js";
+import { MamsWorkflow } from "./mams-workflow.js";
 import { scriptedBrain } from "./scripted-brain.js";
 
 let dir: string;
@@ -14,7 +16,7 @@ let brain: ScriptedProvider;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "openrath-demo-"));
   brain = scriptedBrain();
-  first = await runDemo({ provider: brain, record: join(dir, "recording.jsonl") });
+  first = await runDemo({ provider: brain, record: join(dir, "recording") });
 }, 60_000);
 
 afterAll(async () => {
@@ -62,8 +64,17 @@ describe("the MAMS demo", () => {
     expect(brain.callCount).toBe(13);
   });
 
+  it("records every session of the run as a log in a directory, with a manifest", async () => {
+    const logs = await readSessionLogs(join(dir, "recording"));
+    expect(logs.map((l) => l.session.id).sort()).toEqual(first.sessions.map((s) => s.id).sort());
+    expect(logs.every((l) => l.closed)).toBe(true);
+    expect(logs.map((l) => l.session.id)).toContain(first.session.id);
+    expect(first.logs).toHaveLength(first.sessions.length);
+    expect(existsSync(join(dir, "recording", "recording.json"))).toBe(true);
+  });
+
   it("replays from its recording with identical output and no model calls", async () => {
-    const replayed = await runDemo({ replay: join(dir, "recording.jsonl") });
+    const replayed = await runDemo({ replay: join(dir, "recording") });
     expect(replayed.output).toBe(first.output);
     expect(replayed.provider).toBeInstanceOf(ReplayProvider);
     expect((replayed.provider as ReplayProvider).servedCount).toBe(13);
@@ -72,10 +83,9 @@ describe("the MAMS demo", () => {
   }, 60_000);
 
   it("fails closed when the run no longer matches the recording", async () => {
-    const log = await readSessionLog(join(dir, "recording.jsonl"));
-    const replay = ReplayProvider.from(log.session);
-    const { MamsWorkflow } = await import("./mams-workflow.js");
-    const { Session } = await import("@openrath/core");
+    const replay = ReplayProvider.from(
+      ...(await readSessionLogs(join(dir, "recording"))).map((l) => l.session),
+    );
     const error = await new MamsWorkflow(replay)
       .run(Session.fromUserMessage('Analyse the sentence "a different one"'))
       .then(

@@ -1,0 +1,59 @@
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const packageDir = fileURLToPath(new URL("..", import.meta.url));
+
+/** Runs the real `openrath` entry point from source, as `node --import tsx src/bin.ts`. */
+function openrath(args: string[], env: Record<string, string> = {}) {
+  const result = spawnSync(
+    process.execPath,
+    ["--conditions=@openrath/source", "--import", "tsx", "src/bin.ts", ...args],
+    { cwd: packageDir, encoding: "utf8", env: { PATH: process.env.PATH ?? "", ...env }, timeout: 60_000 },
+  );
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe("the openrath binary", () => {
+  it("is declared as the package's bin, built from src/bin.ts with a node shebang", () => {
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+    expect(pkg.bin).toEqual({ openrath: "./dist/bin.js" });
+    expect(readFileSync(new URL("./bin.ts", import.meta.url), "utf8")).toMatch(/^#!\/usr\/bin\/env node\n/);
+    expect(readFileSync(new URL("../tsup.config.ts", import.meta.url), "utf8")).toContain(
+      'bin: "src/bin.ts"',
+    );
+  });
+
+  it("exits 0 with the version", () => {
+    const run = openrath(["--version"]);
+    expect(run).toMatchObject({ status: 0, stderr: "" });
+    expect(run.stdout).toMatch(/^openrath \d+\.\d+\.\d+\n$/);
+  });
+
+  it("exits 2 with one line for an unknown command or option", () => {
+    const command = openrath(["frobnicate"]);
+    expect(command.status).toBe(2);
+    expect(command.stdout).toBe("");
+    expect(command.stderr).toMatch(/^openrath: unknown command: "frobnicate"; .*\n$/);
+    const option = openrath(["sessions", "list", "--colour"]);
+    expect(option.status).toBe(2);
+    expect(option.stderr).toMatch(/^openrath: unknown option --colour for openrath sessions list; .*\n$/);
+  });
+
+  it("exits 1 with one line naming the error code when the work fails", () => {
+    const run = openrath(["replay", "/nonexistent/recording"]);
+    expect(run.status).toBe(1);
+    expect(run.stderr.trimEnd().split("\n").at(-1)).toBe(
+      "openrath: No such file or directory: /nonexistent/recording [not_found]",
+    );
+  });
+
+  it("colours only when asked: NO_COLOR and pipes get plain text, FORCE_COLOR gets ANSI", () => {
+    expect(openrath(["bogus"], { NO_COLOR: "1" }).stderr).not.toContain("\u001b[");
+    expect(openrath(["bogus"]).stderr).not.toContain("\u001b[");
+    const ESC = "\u001b";
+    const forced = openrath(["bogus"], { FORCE_COLOR: "1" }).stderr;
+    expect(forced.startsWith(`${ESC}[31mopenrath:${ESC}[39m unknown command`)).toBe(true);
+  });
+});
