@@ -10,6 +10,7 @@ import {
   Session,
   Workflow,
 } from "@openrath/core";
+import "@openrath/memory-bm25/register";
 import { z } from "zod";
 
 /** A tool with a zod schema: arguments are validated before `execute` runs. */
@@ -33,6 +34,9 @@ export class ReadmeFlow extends Workflow {
       provider,
       instructions: "You are a helpful assistant. Use word_count for counting.",
       tools: [wordCount],
+      // Recalled before each run, committed after it (an in-memory store; give it a path to keep it).
+      memory: "bm25",
+      memoryScope: { user: "reader" },
     });
     this.compressor = new Compressor({ provider });
   }
