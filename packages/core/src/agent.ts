@@ -667,9 +667,22 @@ async function execute(
     });
     result = { content: projectToolResult(value, p.tool.maxResultChars), isError: false };
   } catch (error) {
-    const kind = OpenRathError.isInstance(error) ? error.code : "tool_execution_exception";
-    const message = `${(error as Error)?.name ?? "Error"}: ${(error as Error)?.message ?? String(error)}`;
-    result = { content: toolErrorContent(kind, message, (error as Error)?.name), isError: true };
+    if (OpenRathError.isInstance(error)) {
+      // A coded error already says what failed; its details (JSON-safe ones) help the model more than a class name.
+      let detail: string | undefined;
+      try {
+        detail = Object.keys(error.details).length > 0 ? JSON.stringify(error.details) : undefined;
+      } catch {
+        detail = undefined;
+      }
+      result = { content: toolErrorContent(error.code, error.message, detail), isError: true };
+    } else {
+      const message = `${(error as Error)?.name ?? "Error"}: ${(error as Error)?.message ?? String(error)}`;
+      result = {
+        content: toolErrorContent("tool_execution_exception", message, (error as Error)?.name),
+        isError: true,
+      };
+    }
   }
   ctx.emit({
     type: "tool_end",

@@ -51,7 +51,7 @@ describe("defineTool: names and definitions", () => {
   it("keeps a JSON Schema as the parameters sent to the model and fills the defaults", () => {
     const parameters = { type: "object", properties: { q: { type: "string" } }, required: ["q"] };
     const tool = defineTool({ name: "search", description: "Find things", parameters, execute: noop });
-    expect(tool.parameters).toBe(parameters);
+    expect(tool.parameters).toEqual(parameters);
     expect(tool.description).toBe("Find things");
     expect(tool.needsSandbox).toBe(false);
     expect(tool.maxResultChars).toBe(48_000);

@@ -154,7 +154,7 @@ export function defineTool<Args = Record<string, unknown>, Result = unknown>(
       };
     };
   } else {
-    parameters = schema;
+    parameters = cleanSchema(schema as Record<string, unknown>);
     validate = async (raw) => {
       const problems = validateJsonSchema(schema, raw);
       return problems.length === 0 ? { ok: true, value: raw as Args } : { ok: false, problems };
