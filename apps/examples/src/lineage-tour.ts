@@ -1,5 +1,6 @@
 import { pathToFileURL } from "node:url";
 import {
+  formatUsageTable,
   lineageToMermaid,
   type PriceTable,
   provenance,
@@ -8,7 +9,6 @@ import {
   type Usage,
   usageReport,
 } from "@openrath/core";
-import { formatUsageTable } from "./format.js";
 
 /**
  * Illustrative list prices in US dollars per million tokens, for the models in the tour. Check

@@ -1,7 +1,6 @@
 export { type DemoOptions, type DemoResult, runDemo, TASK } from "./demo/demo.js";
 export { MamsWorkflow } from "./demo/mams-workflow.js";
 export { ROLES, scriptedBrain } from "./demo/scripted-brain.js";
-export { formatUsageTable } from "./format-usage-table.js";
 export { type CliIO, main, type OutputStream } from "./main.js";
 export { parseDuration } from "./parse-duration.js";
 export {

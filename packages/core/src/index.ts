@@ -159,6 +159,7 @@ export {
   addUsage,
   carryUsage,
   costOf,
+  formatUsageTable,
   type PriceTable,
   sumUsage,
   UNKNOWN,

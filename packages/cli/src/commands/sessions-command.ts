@@ -1,7 +1,14 @@
 import { existsSync } from "node:fs";
 import { rm, stat } from "node:fs/promises";
 import { basename } from "node:path";
-import { type Chunk, lineageToText, OpenRathError, shortId, usageReport } from "@openrath/core";
+import {
+  type Chunk,
+  formatUsageTable,
+  lineageToText,
+  OpenRathError,
+  shortId,
+  usageReport,
+} from "@openrath/core";
 import {
   defaultSessionLogDir,
   listSessionLogs,
@@ -9,7 +16,6 @@ import {
   type SessionLog,
   type SessionLogEntry,
 } from "@openrath/core/node";
-import { formatUsageTable } from "../format-usage-table.js";
 import { UsageError } from "../internal/args.js";
 import type { Command, CommandContext, CommandGroup } from "../internal/command.js";
 import { parseDuration } from "../parse-duration.js";

@@ -1,5 +1,6 @@
 import {
   closeAllSandboxes,
+  formatUsageTable,
   lineageToText,
   type PriceTable,
   type ProviderV1,
@@ -9,7 +10,6 @@ import {
   Session,
   usageReport,
 } from "@openrath/core";
-import { formatUsageTable } from "../format-usage-table.js";
 import { ensureLocalSandbox } from "../internal/ensure-local-sandbox.js";
 import { readRecording, writeRecording } from "../recording.js";
 import { MamsWorkflow } from "./mams-workflow.js";
