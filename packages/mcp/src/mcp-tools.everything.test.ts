@@ -166,8 +166,8 @@ describe("mcpTools over stdio: @modelcontextprotocol/server-everything", () => {
     expect(JSON.parse(failed!.content)).toEqual({
       ok: false,
       error_kind: "mcp_tool_error",
-      message: "McpToolError: Invalid resourceId: 0. Must be a finite positive integer.",
-      detail: "McpToolError",
+      message: "Invalid resourceId: 0. Must be a finite positive integer.",
+      detail: JSON.stringify({ server: "mcp-servers/everything", tool: "get-resource-reference" }),
     });
     expect(JSON.parse(echoed!.content)).toEqual({ text: "Echo: still here" });
     expect(out.text()).toBe("done");
