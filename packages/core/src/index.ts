@@ -118,6 +118,7 @@ export {
 export { type RecordedCall, type Recording, ReplayProvider, recordedCall } from "./replay-provider.js";
 export { RunRecorder } from "./run-recorder.js";
 export {
+  checkEnv,
   confinePath,
   DEFAULT_MAX_OUTPUT_BYTES,
   decodeTextFile,

@@ -277,3 +277,40 @@ export function outside(path: string, workspace: string): SandboxError {
     { details: { path, workspace } },
   );
 }
+
+/**
+ * Checks an exec `env` map: names non-empty without `=` or NUL, values strings without NUL.
+ * Returns it as a plain record (empty when absent).
+ *
+ * @throws {SandboxError} `invalid_argument` naming the bad variable.
+ */
+export function checkEnv(env: unknown): Record<string, string> {
+  if (env === undefined) return {};
+  if (typeof env !== "object" || env === null || Array.isArray(env)) {
+    throw new SandboxError(
+      "invalid_argument",
+      `exec env must be an object of strings, got ${JSON.stringify(env)}.`,
+      {
+        details: { env },
+      },
+    );
+  }
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (
+      name === "" ||
+      name.includes("=") ||
+      name.includes("\0") ||
+      typeof value !== "string" ||
+      value.includes("\0")
+    ) {
+      throw new SandboxError(
+        "invalid_argument",
+        `Invalid environment variable ${JSON.stringify(name)}: names must be non-empty without "=" or NUL, values strings without NUL.`,
+        { details: { name } },
+      );
+    }
+    out[name] = value;
+  }
+  return out;
+}

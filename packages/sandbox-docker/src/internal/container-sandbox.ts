@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Duplex, Readable } from "node:stream";
 import {
+  checkEnv,
   confinePath,
   DEFAULT_MAX_OUTPUT_BYTES,
   decodeTextFile,
@@ -481,30 +482,14 @@ export class ContainerSandbox implements SandboxV1 {
     const timeoutMs = options.timeoutMs ?? this.spec.timeoutMs;
     if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs <= 0)) {
       throw new SandboxError(
-        "unsupported",
+        "invalid_argument",
         `timeoutMs must be a positive number of milliseconds, got ${timeoutMs}.`,
         {
           details: { timeoutMs },
         },
       );
     }
-    const env: string[] = [];
-    for (const [name, value] of Object.entries(options.env ?? {})) {
-      if (
-        name === "" ||
-        name.includes("=") ||
-        name.includes("\0") ||
-        typeof value !== "string" ||
-        value.includes("\0")
-      ) {
-        throw new SandboxError(
-          "unsupported",
-          `exec env must map names without "=" or NUL to strings without NUL; got ${JSON.stringify(name)}.`,
-          { details: { name } },
-        );
-      }
-      env.push(`${name}=${value}`);
-    }
+    const env = Object.entries(checkEnv(options.env)).map(([name, value]) => `${name}=${value}`);
     const marker = randomUUID();
     env.push(`${EXEC_MARKER}=${marker}`);
     const stdin =

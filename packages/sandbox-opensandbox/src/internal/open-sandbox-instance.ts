@@ -1,4 +1,5 @@
 import {
+  checkEnv,
   confinePath,
   DEFAULT_MAX_OUTPUT_BYTES,
   decodeTextFile,
@@ -404,25 +405,7 @@ export class OpenSandboxInstance implements SandboxV1 {
   }
 
   private checkEnv(env: Readonly<Record<string, string>> | undefined): Record<string, string> | undefined {
-    if (env === undefined) return undefined;
-    const out: Record<string, string> = {};
-    for (const [key, value] of Object.entries(env)) {
-      if (
-        key === "" ||
-        key.includes("=") ||
-        key.includes("\0") ||
-        typeof value !== "string" ||
-        value.includes("\0")
-      ) {
-        throw new OpenRathError(
-          "invalid_argument",
-          `Invalid environment variable ${JSON.stringify(key)}: names must be non-empty without "=" or NUL, values strings without NUL.`,
-          { details: { key } },
-        );
-      }
-      out[key] = value;
-    }
-    return out;
+    return env === undefined ? undefined : checkEnv(env);
   }
 
   private failure(error: unknown, what: string): SandboxError {
