@@ -86,7 +86,7 @@ describe("persistence", () => {
     const backup = decodeSnapshot(readFileSync(join(dir, "memory.json.bak"), "utf8"));
     expect(main.header).toMatchObject({
       format: "openrath.memory-bm25",
-      version: 1,
+      version: 2,
       count: 2,
       dimensions: null,
     });
@@ -186,12 +186,12 @@ describe("persistence", () => {
     const dir = tempDir();
     const text = encodeSnapshot(
       { savedAt: 1, tokenizer: "x", dimensions: null, embedModel: null, count: 0 },
-      { docs: { docs: {}, count: 0 } },
-    ).replace('"version":1', '"version":2');
+      { docs: [], tokens: [], terms: [], avgLength: null },
+    ).replace('"version":2', '"version":3');
     writeFileSync(join(dir, "memory.json"), text);
     const error = await rejection(openAt(dir));
     expect(error.code).toBe("memory_corrupt");
-    expect(error.message).toMatch(/format version 2.*newer.*upgrade/);
+    expect(error.message).toMatch(/format version 3.*newer.*upgrade/);
     expect(error.details).toMatchObject({ reason: "newer_version" });
   });
 
@@ -243,9 +243,11 @@ describe("persistence", () => {
     ]);
     await again.close();
     const body = decodeSnapshot(readFileSync(join(dir, "memory.json"), "utf8")).body as {
-      internalDocumentIDStore: { internalIdToId: string[] };
+      docs: unknown[];
+      tokens: string[];
     };
-    expect(body.internalDocumentIDStore.internalIdToId).toHaveLength(1);
+    expect(body.docs).toHaveLength(1);
+    expect(body.tokens).toEqual(["survivor"]);
   });
 });
 

@@ -11,15 +11,22 @@ import {
   scopePath,
   scopeVisible,
 } from "@openrath/core";
-import type { RawData } from "@orama/orama";
 import { acquireLock, releaseLock } from "./lock-file.js";
-import { OramaIndex, type ScoredId, type StoredDoc } from "./orama-index.js";
+import {
+  type CompactIndex,
+  compactFromOrama,
+  OramaIndex,
+  type OramaSaved,
+  type ScoredId,
+  type StoredDoc,
+} from "./orama-index.js";
 import { scopeFromPath, visiblePaths } from "./scope-paths.js";
 import type { Settings } from "./settings.js";
 import {
   encodeSnapshot,
   readSnapshot,
   removeLeftoverTempFiles,
+  SNAPSHOT_VERSION,
   type Snapshot,
   SnapshotProblem,
   writeFileAtomic,
@@ -30,6 +37,12 @@ import { tokenize } from "./tokenize.js";
 export const SNAPSHOT_FILE = "memory.json";
 /** The lock file inside a store directory. */
 export const LOCK_FILE = "memory.lock";
+
+/**
+ * A full-text recall filters inside Orama only when fewer than 1 in this many entries are visible
+ * to it; otherwise it over-fetches and drops the invisible hits.
+ */
+const FILTER_BELOW = 16;
 
 /** What a recall asks for, parsed. */
 export interface RecallRequest {
@@ -188,15 +201,26 @@ export class Bm25Store {
     if (mode === "fulltext" && !hasTerms) return [];
     const askPath = scopePath(scope);
     const { relevance, minSimilarity, hybridWeights } = ranking;
-    // The `where` clause already limits candidates to visible scopes; the check below is a second
-    // guard, and when it drops anything the search is repeated with a larger limit so topK holds.
-    for (let limit = topK; ; limit *= 4) {
+    const size = this.index.size;
+    const visible = this.index.countIn(scopes);
+    if (visible === 0) return [];
+    // Orama's `where` clause collects every visible entry on each search, which at 100,000 entries
+    // costs far more than the ranking itself. So when every entry is visible there is no clause, and
+    // a full-text search skips it unless few entries are visible: it asks for more hits instead, in
+    // proportion, and drops the invisible ones below. Vector search only scores the entries the
+    // clause lets through, and hybrid scales each side to its best hit among the visible entries,
+    // so both keep the clause unless every entry is visible. Every hit is checked below either way;
+    // when the check leaves fewer than topK, the search is repeated with a larger limit.
+    const filter = visible < size && (mode !== "fulltext" || visible * FILTER_BELOW < size);
+    const searched = filter ? scopes : undefined;
+    const first = filter ? topK : Math.min(size, Math.ceil((topK * size) / visible));
+    for (let limit = first; ; limit *= 4) {
       const index = this.index;
       let scored: ScoredId[];
-      if (mode === "fulltext") scored = await index.fullText(query, scopes, limit, relevance);
-      else if (mode === "vector") scored = await index.vectorSearch(vector!, scopes, limit, minSimilarity);
+      if (mode === "fulltext") scored = await index.fullText(query, searched, limit, relevance);
+      else if (mode === "vector") scored = await index.vectorSearch(vector!, searched, limit, minSimilarity);
       else {
-        scored = await index.hybrid(query, vector!, scopes, limit, {
+        scored = await index.hybrid(query, vector!, searched, limit, {
           relevance,
           similarity: minSimilarity,
           weights: hybridWeights,
@@ -272,7 +296,7 @@ export class Bm25Store {
           embedModel: this.embedModel,
           count: index.size,
         },
-        index.save(),
+        index.toCompact(),
       );
       await writeFileAtomic(this.file, text, true);
     } catch (error) {
@@ -371,17 +395,8 @@ export class Bm25Store {
 
   private indexFromSnapshot(snapshot: Snapshot, file: string): OramaIndex {
     const { header } = snapshot;
-    const body = snapshot.body as RawData & {
-      docs?: { docs?: Record<string, unknown> };
-      internalDocumentIDStore?: { internalIdToId?: unknown };
-      index?: { vectorIndexes?: Record<string, { vectors?: unknown }> };
-    };
-    const docs = body?.docs?.docs;
-    if (typeof docs !== "object" || docs === null) {
-      throw new SnapshotProblem("its body has no documents", "invalid_data");
-    }
-    const entries = Object.values(docs);
-    entries.forEach(checkDoc);
+    const saved = header.version === 1 ? savedV1(snapshot.body) : savedCompact(snapshot.body);
+    const { entries } = saved;
     if (entries.length !== header.count) {
       throw new SnapshotProblem(
         `it holds ${entries.length} entries but its header says ${header.count}`,
@@ -394,13 +409,10 @@ export class Bm25Store {
       header.embedModel !== null &&
       header.embedModel !== this.settings.embedModel;
     this.embedModel = this.settings.embedModel ?? header.embedModel;
-    const ids = body.internalDocumentIDStore?.internalIdToId;
-    // Orama keeps every id it ever saw; rebuilding drops the ones of removed entries.
-    const bloated = Array.isArray(ids) && ids.length > 2 * entries.length + 1024;
-    if (header.tokenizer === this.settings.tokenizer && !modelChanged && !bloated) {
+    if (header.tokenizer === this.settings.tokenizer && !modelChanged && saved.reusable) {
       const index = new OramaIndex(dimensions, this.settings.stopWords);
       try {
-        index.load(body);
+        saved.load(index);
       } catch (error) {
         throw new SnapshotProblem(
           `its index cannot be loaded (${(error as Error).message})`,
@@ -416,13 +428,15 @@ export class Bm25Store {
           "invalid_data",
         );
       }
+      // An older layout is rewritten in the current one at the next save.
+      if (header.version < SNAPSHOT_VERSION) this.markDirty();
       return index;
     }
-    const vectors = modelChanged ? new Map<string, number[]>() : savedVectors(body, dimensions);
+    const vectors = modelChanged ? new Map<string, number[]>() : saved.vectors(dimensions);
     const index = new OramaIndex(modelChanged ? undefined : dimensions, this.settings.stopWords);
-    for (const doc of entries as StoredDoc[]) index.put(doc, vectors.get(doc.id));
+    for (const doc of entries) index.put(doc, vectors.get(doc.id));
     this.markDirty();
-    if (!bloated) {
+    if (saved.reusable) {
       this.settings.onWarning({
         code: "reindexed",
         message: modelChanged
@@ -551,25 +565,83 @@ function checkDoc(doc: unknown): void {
   }
 }
 
-/** Vectors of a saved Orama database by document id. */
-function savedVectors(
-  body: {
-    internalDocumentIDStore?: { internalIdToId?: unknown };
-    index?: { vectorIndexes?: Record<string, { vectors?: unknown }> };
-  },
-  dimensions: number | undefined,
-): Map<string, number[]> {
-  const out = new Map<string, number[]>();
-  const ids = body.internalDocumentIDStore?.internalIdToId;
-  const saved = body.index?.vectorIndexes?.embedding?.vectors;
-  if (dimensions === undefined || !Array.isArray(ids) || !Array.isArray(saved)) return out;
-  for (const item of saved as unknown[]) {
-    const [internalId, pair] = item as [number, [number, number[]]];
-    const id = ids[internalId - 1];
-    const vector = pair?.[1];
-    if (typeof id === "string" && Array.isArray(vector) && vector.length === dimensions) out.set(id, vector);
+/** The body of a snapshot, checked as far as it can be without loading it. */
+interface SavedBody {
+  /** The entries, each checked. */
+  readonly entries: readonly StoredDoc[];
+  /** Whether the saved index can be loaded as it is (else its entries are indexed again). */
+  readonly reusable: boolean;
+  /** Loads the saved index into a new `index`. @throws {Error} when it is inconsistent. */
+  load(index: OramaIndex): void;
+  /** The saved vectors of `dimensions` numbers by entry id. */
+  vectors(dimensions: number | undefined): Map<string, number[]>;
+}
+
+/** The body of a version 1 snapshot: Orama's saved database. @throws {SnapshotProblem} */
+function savedV1(raw: unknown): SavedBody {
+  const body = raw as OramaSaved | null;
+  const docs = body?.docs?.docs;
+  if (typeof docs !== "object" || docs === null) {
+    throw new SnapshotProblem("its body has no documents", "invalid_data");
   }
-  return out;
+  const entries = Object.values(docs);
+  entries.forEach(checkDoc);
+  const ids = body!.internalDocumentIDStore?.internalIdToId;
+  // Orama kept every id it ever saw; reusing such an index would keep them, indexing anew does not.
+  const bloated = Array.isArray(ids) && ids.length > 2 * entries.length + 1024;
+  return {
+    entries: entries as StoredDoc[],
+    reusable: !bloated,
+    load: (index) => index.loadCompact(compactFromOrama(body!, index.dimensions)),
+    vectors: (dimensions) => {
+      const out = new Map<string, number[]>();
+      const saved = body!.index?.vectorIndexes?.embedding?.vectors;
+      if (dimensions === undefined || !Array.isArray(ids) || !Array.isArray(saved)) return out;
+      for (const item of saved as unknown[]) {
+        const [internalId, pair] = item as [number, [number, number[]]];
+        const id = ids[internalId - 1];
+        const vector = pair?.[1];
+        if (typeof id === "string" && Array.isArray(vector) && vector.length === dimensions) {
+          out.set(id, vector);
+        }
+      }
+      return out;
+    },
+  };
+}
+
+/** The body of a version 2 snapshot: {@link CompactIndex}. @throws {SnapshotProblem} */
+function savedCompact(raw: unknown): SavedBody {
+  const body = raw as Partial<Record<keyof CompactIndex, unknown>> | null;
+  if (typeof body !== "object" || body === null || !Array.isArray(body.docs)) {
+    throw new SnapshotProblem("its body has no documents", "invalid_data");
+  }
+  const { docs, tokens, counts, postings, avgLength, vectors } = body;
+  if (
+    !Array.isArray(tokens) ||
+    !Array.isArray(counts) ||
+    typeof postings !== "string" ||
+    (avgLength !== null && typeof avgLength !== "number") ||
+    (vectors !== undefined && !Array.isArray(vectors))
+  ) {
+    throw new SnapshotProblem("its body has no valid token index", "invalid_data");
+  }
+  docs.forEach(checkDoc);
+  const compact = body as CompactIndex;
+  return {
+    entries: compact.docs,
+    reusable: true,
+    load: (index) => index.loadCompact(compact),
+    vectors: (dimensions) => {
+      const out = new Map<string, number[]>();
+      if (dimensions === undefined || compact.vectors === undefined) return out;
+      compact.docs.forEach((doc, i) => {
+        const vector = compact.vectors![i];
+        if (Array.isArray(vector) && vector.length === dimensions) out.set(doc.id, [...vector]);
+      });
+      return out;
+    },
+  };
 }
 
 function toDoc(entry: MemoryEntry): StoredDoc {

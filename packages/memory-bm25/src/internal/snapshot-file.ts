@@ -4,8 +4,11 @@ import { basename, dirname, join } from "node:path";
 
 /** The `format` field every snapshot carries. */
 export const SNAPSHOT_FORMAT = "openrath.memory-bm25";
-/** The newest snapshot layout this package reads and the one it writes. */
-export const SNAPSHOT_VERSION = 1;
+/**
+ * The newest snapshot layout this package reads and the one it writes. Version 1 held Orama's own
+ * saved form as `body`; version 2 holds the compact form of `CompactIndex`. Both are read.
+ */
+export const SNAPSHOT_VERSION = 2;
 
 /** The header of a snapshot file: everything but the Orama data. */
 export interface SnapshotHeader {
@@ -25,7 +28,7 @@ export interface SnapshotHeader {
   readonly sha256: string;
 }
 
-/** A snapshot read back: its header and its body (Orama's saved database). */
+/** A snapshot read back: its header and its body (the saved index, in the layout of its version). */
 export interface Snapshot {
   readonly header: SnapshotHeader;
   readonly body: unknown;
@@ -49,6 +52,7 @@ export class SnapshotProblem extends Error {
 }
 
 const BODY_KEY = ',"body":';
+const CLOSING_BRACE = 0x7d;
 
 /** The file text of a snapshot: the header fields, then `"body"`, which the checksum covers. */
 export function encodeSnapshot(
@@ -66,11 +70,17 @@ export function encodeSnapshot(
 }
 
 /**
- * Parses and checks a snapshot's text.
+ * Parses and checks a snapshot's text (or its UTF-8 bytes, which spares encoding it again for the
+ * checksum).
  *
  * @throws {SnapshotProblem} for anything but a complete, intact snapshot of a version this package reads.
  */
-export function decodeSnapshot(text: string): Snapshot {
+export function decodeSnapshot(data: string | Uint8Array): Snapshot {
+  const bytes =
+    typeof data === "string"
+      ? Buffer.from(data, "utf8")
+      : Buffer.from(data.buffer, data.byteOffset, data.length);
+  const text = typeof data === "string" ? data : bytes.toString("utf8");
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -103,11 +113,12 @@ export function decodeSnapshot(text: string): Snapshot {
       "newer_version",
     );
   }
-  const start = text.indexOf(BODY_KEY);
-  const end = text.lastIndexOf("}");
+  // The checksum covers the bytes of the body's JSON text, between `"body":` and the last brace.
+  const start = bytes.indexOf(BODY_KEY);
+  const end = bytes.lastIndexOf(CLOSING_BRACE);
   if (start < 0 || !("body" in record)) throw new SnapshotProblem('it has no "body"', "invalid_data");
   const sha = createHash("sha256")
-    .update(text.slice(start + BODY_KEY.length, end))
+    .update(bytes.subarray(start + BODY_KEY.length, end))
     .digest("hex");
   if (sha !== record.sha256) {
     throw new SnapshotProblem(
@@ -140,16 +151,16 @@ export function decodeSnapshot(text: string): Snapshot {
  * @throws {SnapshotProblem} when the file exists but cannot be used.
  */
 export async function readSnapshot(file: string): Promise<Snapshot | undefined> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(file, "utf8");
+    bytes = await readFile(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new SnapshotProblem(`it cannot be read (${(error as Error).message})`, "unreadable", {
       cause: error,
     });
   }
-  return decodeSnapshot(text);
+  return decodeSnapshot(bytes);
 }
 
 /** Whether `path` exists (anything that `stat` reaches). */
