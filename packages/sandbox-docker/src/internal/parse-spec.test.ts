@@ -33,7 +33,7 @@ describe("parseSpec", () => {
     const spec = {
       image: "registry.local:5000/team/tool@sha256:abc",
       env: { LANG: "C.UTF-8", EMPTY: "" },
-      workspace: "/home/user/work/",
+      workspace: "/home/user/project/",
       cpus: 0.5,
       memoryBytes: 64 * 1024 * 1024,
       pidsLimit: 64,
@@ -41,7 +41,7 @@ describe("parseSpec", () => {
       user: "1000:1000",
       timeoutMs: 5000,
     };
-    expect(parseSpec(spec)).toEqual({ ...spec, workspace: "/home/user/work" });
+    expect(parseSpec(spec)).toEqual({ ...spec, workspace: "/home/user/project" });
     expect(parseSpec({ image: "x", user: "node" }).user).toBe("node");
   });
 
