@@ -1,46 +1,11 @@
-import { type MemoryErrorCode, OpenRathError } from "@openrath/core";
-import { expect } from "vitest";
+import type { MemoryErrorCode, OpenRathError } from "@openrath/core";
+import { expectOpenRathError } from "../../internal/expect-error.js";
 
-function preview(value: unknown): string {
-  const text = JSON.stringify(value ?? null);
-  return text && text.length > 300 ? `${text.slice(0, 300)}…` : String(text);
-}
-
-function describeError(error: unknown): string {
-  if (OpenRathError.isInstance(error)) return `${error.name} code "${error.code}": ${error.message}`;
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return preview(error);
-}
-
-/**
- * Calls `run` and asserts that the promise it returns rejects with an OpenRath error of `code`
- * (checked with `OpenRathError.isInstance`, so any installed copy of core counts). A synchronous
- * throw fails too: every memory method returns a promise, and callers chain `.catch` on it.
- *
- * @param what - names the call in failure messages, such as `recall("x", { scope: { tenant: "" } })`.
- * @returns the error, for further assertions on its details.
- */
-export async function expectMemoryError(
+/** Asserts that `run()` rejects with an OpenRath error of `code` (see {@link expectOpenRathError}). */
+export function expectMemoryError(
   run: () => Promise<unknown>,
   code: MemoryErrorCode | "invalid_argument",
   what: string,
 ): Promise<OpenRathError> {
-  let pending: Promise<unknown>;
-  try {
-    pending = run();
-  } catch (error) {
-    return expect.fail(
-      `${what} threw synchronously (${describeError(error)}); it must return a promise that rejects with code "${code}".`,
-    );
-  }
-  let value: unknown;
-  try {
-    value = await pending;
-  } catch (error) {
-    if (OpenRathError.isInstance(error, code)) return error;
-    return expect.fail(
-      `${what} rejected with ${describeError(error)}; expected an OpenRath error code "${code}".`,
-    );
-  }
-  return expect.fail(`${what} resolved with ${preview(value)}; expected it to reject with code "${code}".`);
+  return expectOpenRathError(run, code, what);
 }

@@ -1,49 +1,11 @@
-import { OpenRathError, type SandboxErrorCode } from "@openrath/core";
-import { expect } from "vitest";
+import type { OpenRathError, SandboxErrorCode } from "@openrath/core";
+import { expectOpenRathError } from "../../internal/expect-error.js";
 
-function preview(value: unknown): string {
-  if (value instanceof Uint8Array) return `${value.length} bytes`;
-  const text = typeof value === "string" ? JSON.stringify(value) : JSON.stringify(value ?? null);
-  return text && text.length > 300 ? `${text.slice(0, 300)}…` : String(text);
-}
-
-function describeError(error: unknown): string {
-  if (OpenRathError.isInstance(error)) return `${error.name} code "${error.code}": ${error.message}`;
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return preview(error);
-}
-
-/**
- * Calls `run` and asserts that the promise it returns rejects with an OpenRath error of `code`
- * (checked with `OpenRathError.isInstance`, so any installed copy of core counts). A synchronous
- * throw fails too: every sandbox method returns a promise, and callers chain `.catch` on it.
- *
- * @param what - names the call in failure messages, such as `readFile("../x")`.
- * @returns the error, for further assertions on its details.
- */
-export async function expectSandboxError(
+/** Asserts that `run()` rejects with a SandboxError of `code` (see {@link expectOpenRathError}). */
+export function expectSandboxError(
   run: () => Promise<unknown>,
   code: SandboxErrorCode,
   what: string,
 ): Promise<OpenRathError> {
-  let pending: Promise<unknown>;
-  try {
-    pending = run();
-  } catch (error) {
-    return expect.fail(
-      `${what} threw synchronously (${describeError(error)}); it must return a promise that rejects with SandboxError code "${code}".`,
-    );
-  }
-  let value: unknown;
-  try {
-    value = await pending;
-  } catch (error) {
-    if (OpenRathError.isInstance(error, code)) return error;
-    return expect.fail(
-      `${what} rejected with ${describeError(error)}; expected SandboxError code "${code}".`,
-    );
-  }
-  return expect.fail(
-    `${what} resolved with ${preview(value)}; expected it to reject with SandboxError code "${code}".`,
-  );
+  return expectOpenRathError(run, code, what, "SandboxError");
 }
