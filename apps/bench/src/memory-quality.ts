@@ -2,7 +2,8 @@ import { readFile } from "node:fs/promises";
 import { relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { type MemoryScope, normalizeScope, scopeVisible } from "@openrath/core";
+import type { MemoryScope } from "@openrath/core";
+import { normalizeScope, scopeVisible } from "@openrath/core/backend";
 import { openStore, STORE_NAMES, type StoreName } from "./internal/memory-stores.js";
 import { emit, progressFor, round } from "./internal/report.js";
 

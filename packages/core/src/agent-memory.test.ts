@@ -1,7 +1,6 @@
 import {
   Agent,
   createRegistry,
-  extractMemories,
   lineageGraph,
   type MemoryBackendV1,
   type MemoryEntry,
@@ -9,15 +8,18 @@ import {
   type MemoryInput,
   type MemoryScope,
   type MemoryV1,
-  memoryId,
-  normalizeScope,
   OpenRathError,
   provenance,
   ScriptedProvider,
   Session,
+} from "@openrath/core";
+import {
+  extractMemories,
+  memoryId,
+  normalizeScope,
   scopeContains,
   scopeVisible,
-} from "@openrath/core";
+} from "@openrath/core/backend";
 import { describe, expect, it } from "vitest";
 
 /**

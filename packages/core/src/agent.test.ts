@@ -8,7 +8,6 @@ import {
   OpenRathError,
   ProviderError,
   type RunEvent,
-  requestFingerprint,
   SANDBOX_TOOLS,
   type SandboxBackendV1,
   type SandboxV1,
@@ -18,6 +17,7 @@ import {
   type ToolResultChunk,
   usageReport,
 } from "@openrath/core";
+import { requestFingerprint } from "@openrath/core/backend";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 

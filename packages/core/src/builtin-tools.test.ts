@@ -5,9 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import {
   Agent,
-  confinePath,
   createRegistry,
-  decodeTextFile,
   type ExecOptions,
   type ExecResult,
   type FileEntry,
@@ -27,6 +25,7 @@ import {
   workspacePathExists,
   writeWorkspaceFile,
 } from "@openrath/core";
+import { confinePath, decodeTextFile } from "@openrath/core/backend";
 import { afterEach, describe, expect, it } from "vitest";
 
 declare module "@openrath/core" {

@@ -2,11 +2,11 @@ import {
   type AssistantChunk,
   CHUNK_KINDS,
   type ChunkInput,
-  chunkToMessage,
   createChunk,
   OpenRathError,
   type ToolCall,
 } from "@openrath/core";
+import { chunkToMessage } from "@openrath/core/backend";
 import { describe, expect, it } from "vitest";
 
 const SESSION = "0190a000-0000-7000-8000-000000000001";

@@ -5,7 +5,6 @@ import {
   createRegistry,
   defineTool,
   OpenRathError,
-  requestFingerprint,
   type SandboxBackendV1,
   ScriptedProvider,
   type ScriptedTurn,
@@ -14,6 +13,7 @@ import {
   type UserChunk,
   usageReport,
 } from "@openrath/core";
+import { requestFingerprint } from "@openrath/core/backend";
 import { describe, expect, it } from "vitest";
 
 declare module "@openrath/core" {

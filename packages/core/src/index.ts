@@ -4,10 +4,8 @@ export {
   type AgentOptions,
   type AgentRequestOptions,
   AgentRunError,
-  messageHash,
   type RunEvent,
   type RunOptions,
-  requestFingerprint,
 } from "./agent.js";
 export { Budget, BudgetExceededError, type BudgetLimits } from "./budget.js";
 export {
@@ -27,7 +25,6 @@ export {
   type ChunkBase,
   type ChunkInput,
   type ChunkKind,
-  chunkToMessage,
   createChunk,
   type EventChunk,
   type Message,
@@ -60,13 +57,11 @@ export {
   lineageToJsonl,
   lineageToMermaid,
   lineageToText,
-  originalLineageKind,
   type Provenance,
   provenance,
   shortId,
 } from "./lineage.js";
 export {
-  extractMemories,
   type ForgetSelector,
   type MemoryEntry,
   MemoryError,
@@ -75,18 +70,10 @@ export {
   type MemoryInput,
   type MemoryScope,
   type MemoryV1,
-  memoryId,
-  normalizeScope,
   type RecallOptions,
-  SCOPE_LEVELS,
-  scopeContains,
-  scopePath,
-  scopeVisible,
 } from "./memory.js";
 export { closeAllSandboxes, Placement } from "./placement.js";
 export {
-  callProvider,
-  DeltaAccumulator,
   type FinishReason,
   type ProviderCallOptions,
   type ProviderDelta,
@@ -97,8 +84,6 @@ export {
   type ProviderV1,
   type ResponseFormat,
   type RetryPolicy,
-  retryDelay,
-  streamProvider,
   type ToolChoice,
   type ToolSpec,
 } from "./provider.js";
@@ -115,23 +100,16 @@ export {
   type SandboxBackendV1,
   type SandboxKey,
 } from "./registry.js";
-export { type RecordedCall, type Recording, ReplayProvider, recordedCall } from "./replay-provider.js";
+export { type RecordedCall, type Recording, ReplayProvider } from "./replay-provider.js";
 export { RunRecorder } from "./run-recorder.js";
 export {
-  checkEnv,
-  confinePath,
-  DEFAULT_MAX_OUTPUT_BYTES,
-  decodeTextFile,
   type ExecOptions,
   type ExecResult,
   type FileEntry,
-  OutputBuffer,
-  outside,
   type SandboxCapabilities,
   SandboxError,
   type SandboxErrorCode,
   type SandboxV1,
-  truncationMarker,
 } from "./sandbox.js";
 export { type Script, ScriptedProvider, type ScriptedTurn } from "./scripted-provider.js";
 export { type Route, Selector, type SelectorOptions, type SelectorRule } from "./selector.js";
@@ -145,29 +123,21 @@ export {
 } from "./session.js";
 export {
   defineTool,
-  parseToolArguments,
-  projectToolResult,
   type StandardSchemaLike,
   type Tool,
   type ToolContext,
   type ToolDefinition,
   type ToolErrorKind,
-  toolErrorContent,
-  toolSpecs,
 } from "./tool.js";
-export { checkToolPolicy, type ToolPolicy, toolPolicyDenial } from "./tool-policy.js";
+export type { ToolPolicy } from "./tool-policy.js";
 export {
-  addUsage,
-  carryUsage,
   costOf,
   formatUsageTable,
   type PriceTable,
   sumUsage,
-  UNKNOWN,
   type Usage,
   type UsageReport,
   type UsageRow,
   usageReport,
-  ZERO_USAGE,
 } from "./usage.js";
 export { type Module, PassThrough, type Runnable, Workflow } from "./workflow.js";

@@ -7,13 +7,13 @@ import {
   lineageToJsonl,
   lineageToMermaid,
   OpenRathError,
-  originalLineageKind,
   provenance,
   Session,
   shortId,
   type Usage,
 } from "@openrath/core";
 import { describe, expect, it } from "vitest";
+import { originalLineageKind } from "./lineage.js";
 
 const usage = (p: number, c: number): Usage => ({ promptTokens: p, completionTokens: c, totalTokens: p + c });
 const say = (content: string, extra: Partial<ChunkInput> = {}): ChunkInput =>

@@ -1,6 +1,4 @@
 import {
-  callProvider,
-  DeltaAccumulator,
   OpenRathError,
   type ProviderCallOptions,
   type ProviderDelta,
@@ -9,9 +7,8 @@ import {
   type ProviderRequest,
   type ProviderResponse,
   type ProviderV1,
-  retryDelay,
-  streamProvider,
 } from "@openrath/core";
+import { callProvider, DeltaAccumulator, retryDelay, streamProvider } from "@openrath/core/backend";
 import { describe, expect, it } from "vitest";
 
 const request: ProviderRequest = { messages: [{ role: "user", content: "hi" }] };

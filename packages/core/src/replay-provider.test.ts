@@ -10,14 +10,14 @@ import {
   type ProviderV1,
   ReplayProvider,
   type RunOptions,
-  recordedCall,
-  requestFingerprint,
   ScriptedProvider,
   Selector,
   Session,
   Workflow,
 } from "@openrath/core";
+import { requestFingerprint } from "@openrath/core/backend";
 import { describe, expect, it } from "vitest";
+import { recordedCall } from "./replay-provider.js";
 
 /** Chunks without what differs between two runs: ids, times and branch ids. */
 const transcript = (session: Session) =>

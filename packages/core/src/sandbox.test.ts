@@ -1,4 +1,5 @@
-import { confinePath, decodeTextFile, OpenRathError, OutputBuffer, truncationMarker } from "@openrath/core";
+import { OpenRathError } from "@openrath/core";
+import { confinePath, decodeTextFile, OutputBuffer, truncationMarker } from "@openrath/core/backend";
 import { describe, expect, it } from "vitest";
 
 describe("confinePath", () => {

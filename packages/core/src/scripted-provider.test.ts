@@ -1,6 +1,4 @@
 import {
-  callProvider,
-  DeltaAccumulator,
   OpenRathError,
   type ProviderDelta,
   ProviderError,
@@ -8,6 +6,7 @@ import {
   ScriptedProvider,
   type ScriptedTurn,
 } from "@openrath/core";
+import { callProvider, DeltaAccumulator } from "@openrath/core/backend";
 import { describe, expect, it } from "vitest";
 
 const ask = (content: string): ProviderRequest => ({ messages: [{ role: "user", content }] });

@@ -5,12 +5,12 @@ import {
   OpenRathError,
   PassThrough,
   type Runnable,
-  requestFingerprint,
   ScriptedProvider,
   Selector,
   Session,
   usageReport,
 } from "@openrath/core";
+import { requestFingerprint } from "@openrath/core/backend";
 import { describe, expect, it } from "vitest";
 
 const handler = (name: string, description: string, reply = `${name} answered`) =>

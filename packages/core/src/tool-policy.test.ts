@@ -1,15 +1,14 @@
 import {
   Agent,
-  checkToolPolicy,
   defineTool,
   OpenRathError,
   ScriptedProvider,
   Session,
   type ToolPolicy,
   type ToolResultChunk,
-  toolPolicyDenial,
 } from "@openrath/core";
 import { describe, expect, it } from "vitest";
+import { checkToolPolicy, toolPolicyDenial } from "./tool-policy.js";
 
 const deny = (policy: ToolPolicy, args: unknown, tool = "run_shell_command", calls = 0) =>
   toolPolicyDenial(checkToolPolicy(policy), tool, args, calls);

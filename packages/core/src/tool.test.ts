@@ -1,15 +1,7 @@
-import {
-  defineTool,
-  OpenRathError,
-  parseToolArguments,
-  projectToolResult,
-  type StandardSchemaLike,
-  type ToolContext,
-  toolErrorContent,
-  toolSpecs,
-} from "@openrath/core";
+import { defineTool, OpenRathError, type StandardSchemaLike, type ToolContext } from "@openrath/core";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { parseToolArguments, projectToolResult, toolErrorContent, toolSpecs } from "./tool.js";
 
 function thrown(fn: () => unknown): OpenRathError {
   try {

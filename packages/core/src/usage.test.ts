@@ -1,16 +1,15 @@
 import {
-  addUsage,
   type ChunkInput,
   costOf,
   createChunk,
   Session,
   sumUsage,
-  UNKNOWN,
   type Usage,
   usageReport,
-  ZERO_USAGE,
 } from "@openrath/core";
+import { addUsage, ZERO_USAGE } from "@openrath/core/backend";
 import { describe, expect, it } from "vitest";
+import { UNKNOWN } from "./usage.js";
 
 const usage = (p: number, c: number, extra: Partial<Usage> = {}): Usage => ({
   promptTokens: p,

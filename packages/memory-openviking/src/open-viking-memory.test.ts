@@ -1,5 +1,6 @@
 import { createServer } from "node:net";
-import { memoryId, OpenRathError, Session } from "@openrath/core";
+import { OpenRathError, Session } from "@openrath/core";
+import { memoryId } from "@openrath/core/backend";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openVikingMemory } from "./open-viking-memory.js";
 import { type FakeOpenViking, type RecordedRequest, startFakeOpenViking } from "./testing/fake-openviking.js";

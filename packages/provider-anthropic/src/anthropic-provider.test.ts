@@ -1,16 +1,14 @@
 import Anthropic from "@anthropic-ai/sdk";
 import {
-  callProvider,
-  DeltaAccumulator,
   type Message,
   OpenRathError,
   type ProviderDelta,
   ProviderError,
   type ProviderRequest,
   type ProviderV1,
-  streamProvider,
   type ToolSpec,
 } from "@openrath/core";
+import { callProvider, DeltaAccumulator, streamProvider } from "@openrath/core/backend";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { anthropicProvider } from "./index.js";
 import {

@@ -1,4 +1,5 @@
-import { callProvider, ProviderError, type ProviderRequest } from "@openrath/core";
+import { ProviderError, type ProviderRequest } from "@openrath/core";
+import { callProvider } from "@openrath/core/backend";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openaiProvider } from "./index.js";
 import {

@@ -1,4 +1,5 @@
-import { type ProviderDelta, ProviderError, type ProviderRequest, streamProvider } from "@openrath/core";
+import { type ProviderDelta, ProviderError, type ProviderRequest } from "@openrath/core";
+import { streamProvider } from "@openrath/core/backend";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openaiProvider } from "./index.js";
 import {

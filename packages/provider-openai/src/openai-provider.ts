@@ -1,5 +1,4 @@
 import {
-  DeltaAccumulator,
   OpenRathError,
   type ProviderCallOptions,
   type ProviderDelta,
@@ -9,6 +8,7 @@ import {
   type ProviderV1,
   type Usage,
 } from "@openrath/core";
+import { DeltaAccumulator } from "@openrath/core/backend";
 import OpenAI, { type ClientOptions } from "openai";
 import type {
   ChatCompletion,
@@ -144,7 +144,7 @@ function toolCallDelta(index: number, id?: string | null, name?: string | null, 
  *
  * @example
  * ```ts
- * import { callProvider } from "@openrath/core";
+ * import { callProvider } from "@openrath/core/backend";
  * import { openaiProvider } from "@openrath/provider-openai";
  *
  * const provider = openaiProvider({ model: "gpt-4o-mini" });

@@ -1,9 +1,5 @@
-import {
-  DEFAULT_MAX_OUTPUT_BYTES,
-  type OpenOptions,
-  type SandboxBackendV1,
-  SandboxError,
-} from "@openrath/core";
+import { type OpenOptions, type SandboxBackendV1, SandboxError } from "@openrath/core";
+import { DEFAULT_MAX_OUTPUT_BYTES } from "@openrath/core/backend";
 import { checkBubblewrap } from "./internal/check-bubblewrap.js";
 import { detectLanguages } from "./internal/detect-languages.js";
 import { HostSandbox } from "./internal/host-sandbox.js";

@@ -2,7 +2,8 @@
 // OpenRath's bm25 memory (through its public MemoryV1 API) and the anchor, MiniSearch with its
 // default tokenizer and scoring, given the same scope rule as a memory store (a query sees entries
 // at its scope or an enclosing one).
-import { type MemoryScope, scopePath } from "@openrath/core";
+import type { MemoryScope } from "@openrath/core";
+import { scopePath } from "@openrath/core/backend";
 import { bm25Memory } from "@openrath/memory-bm25";
 import MiniSearch, { type Options as MiniSearchOptions, type SearchResult } from "minisearch";
 

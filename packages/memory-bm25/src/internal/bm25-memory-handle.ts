@@ -1,5 +1,4 @@
 import {
-  extractMemories,
   type ForgetSelector,
   type JsonObject,
   type MemoryEntry,
@@ -7,12 +6,11 @@ import {
   type MemoryHit,
   type MemoryInput,
   type MemoryScope,
-  memoryId,
-  normalizeScope,
   OpenRathError,
   type RecallOptions,
   type Session,
 } from "@openrath/core";
+import { extractMemories, memoryId, normalizeScope } from "@openrath/core/backend";
 import type { Bm25Store } from "./bm25-store.js";
 import type { Settings } from "./settings.js";
 

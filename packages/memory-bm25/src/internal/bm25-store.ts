@@ -7,10 +7,8 @@ import {
   type MemoryHit,
   type MemoryScope,
   OpenRathError,
-  scopeContains,
-  scopePath,
-  scopeVisible,
 } from "@openrath/core";
+import { scopeContains, scopePath, scopeVisible } from "@openrath/core/backend";
 import { acquireLock, releaseLock } from "./lock-file.js";
 import {
   type CompactIndex,

@@ -1,4 +1,5 @@
-import { type MemoryScope, SCOPE_LEVELS, scopePath } from "@openrath/core";
+import type { MemoryScope } from "@openrath/core";
+import { SCOPE_LEVELS, scopePath } from "@openrath/core/backend";
 
 /**
  * The paths of `scope` and of every level enclosing it, outermost first: the scopes whose entries

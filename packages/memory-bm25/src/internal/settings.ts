@@ -1,4 +1,5 @@
-import { type MemoryScope, normalizeScope, OpenRathError } from "@openrath/core";
+import { type MemoryScope, OpenRathError } from "@openrath/core";
+import { normalizeScope } from "@openrath/core/backend";
 import type { Relevance } from "./orama-index.js";
 import { normalizeText, TOKENIZER_VERSION } from "./tokenize.js";
 

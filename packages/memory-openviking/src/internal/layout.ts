@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { type MemoryScope, normalizeScope, SCOPE_LEVELS } from "@openrath/core";
+import type { MemoryScope } from "@openrath/core";
+import { normalizeScope, SCOPE_LEVELS } from "@openrath/core/backend";
 
 /** Where entries live unless option `root` says otherwise: the caller's memories, under `openrath`. */
 export const DEFAULT_ROOT = "viking://~/memories/openrath";

@@ -1,5 +1,4 @@
 import {
-  extractMemories,
   type ForgetSelector,
   type JsonObject,
   type MemoryEntry,
@@ -8,12 +7,11 @@ import {
   type MemoryInput,
   type MemoryScope,
   type MemoryV1,
-  memoryId,
   OpenRathError,
   type RecallOptions,
   type Session,
-  scopeVisible,
 } from "@openrath/core";
+import { extractMemories, memoryId, scopeVisible } from "@openrath/core/backend";
 import { parseEntry, serializeEntry } from "./entry-file.js";
 import { isAlreadyExists, isNotFound, toMemoryError } from "./errors.js";
 import type { HttpClient, HttpRequest } from "./http-client.js";

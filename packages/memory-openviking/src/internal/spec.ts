@@ -1,4 +1,5 @@
-import { MemoryError, type MemoryScope, normalizeScope, OpenRathError, SCOPE_LEVELS } from "@openrath/core";
+import { MemoryError, type MemoryScope, OpenRathError } from "@openrath/core";
+import { normalizeScope, SCOPE_LEVELS } from "@openrath/core/backend";
 
 const LEVELS = new Set<string>(SCOPE_LEVELS);
 

@@ -1,18 +1,20 @@
 import { randomUUID } from "node:crypto";
 import type { Duplex, Readable } from "node:stream";
 import {
+  type ExecOptions,
+  type ExecResult,
+  type FileEntry,
+  SandboxError,
+  type SandboxV1,
+} from "@openrath/core";
+import {
   checkEnv,
   confinePath,
   DEFAULT_MAX_OUTPUT_BYTES,
   decodeTextFile,
-  type ExecOptions,
-  type ExecResult,
-  type FileEntry,
   OutputBuffer,
   outside,
-  SandboxError,
-  type SandboxV1,
-} from "@openrath/core";
+} from "@openrath/core/backend";
 import type Dockerode from "dockerode";
 import { type DockerEndpoint, isConnectionError, messageOf, statusOf, unavailable } from "./docker-client.js";
 import { untrackContainer } from "./exit-cleanup.js";

@@ -4,7 +4,6 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import {
-  decodeTextFile,
   type ExecOptions,
   type ExecResult,
   type FileEntry,
@@ -12,6 +11,7 @@ import {
   SandboxError,
   type SandboxV1,
 } from "@openrath/core";
+import { decodeTextFile } from "@openrath/core/backend";
 import type { LocalSandboxSpec } from "../local-sandbox.js";
 import { buildEnv } from "./build-env.js";
 import { bwrapArgs } from "./bwrap-args.js";

@@ -1,6 +1,7 @@
 import { lstat, readlink, realpath } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { confinePath, outside, SandboxError } from "@openrath/core";
+import { SandboxError } from "@openrath/core";
+import { confinePath, outside } from "@openrath/core/backend";
 
 /** A workspace root: the path the sandbox reports and the same directory with symlinks resolved. */
 export interface WorkspaceRoot {

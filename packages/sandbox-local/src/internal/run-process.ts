@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { constants } from "node:os";
-import { type ExecResult, OpenRathError, OutputBuffer, SandboxError } from "@openrath/core";
+import { type ExecResult, OpenRathError, SandboxError } from "@openrath/core";
+import { OutputBuffer } from "@openrath/core/backend";
 
 /** What {@link runProcess} runs and how. */
 export interface RunProcessOptions {

@@ -1,17 +1,19 @@
 import {
-  checkEnv,
-  confinePath,
-  DEFAULT_MAX_OUTPUT_BYTES,
-  decodeTextFile,
   type ExecOptions,
   type ExecResult,
   type FileEntry,
   OpenRathError,
-  OutputBuffer,
-  outside,
   SandboxError,
   type SandboxV1,
 } from "@openrath/core";
+import {
+  checkEnv,
+  confinePath,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  decodeTextFile,
+  OutputBuffer,
+  outside,
+} from "@openrath/core/backend";
 import { explain, failureDetails, isUnreachable, remoteFailure, toSandboxError } from "./errors.js";
 import { type ExecdEvent, parseEventStream } from "./event-stream.js";
 import type { ConnectionConfig, ExecdStack, Sandboxes } from "./sdk.js";

@@ -1,4 +1,5 @@
-import { extractMemories, Session } from "@openrath/core";
+import { Session } from "@openrath/core";
+import { extractMemories } from "@openrath/core/backend";
 import { expect } from "vitest";
 import { ids, showHits, texts } from "./internal/corpus.js";
 import { defineGroup } from "./internal/define-group.js";

@@ -4,17 +4,19 @@
  * It is not a backend; the real ones live in @openrath/memory-*.
  */
 import {
-  extractMemories,
   type MemoryEntry,
   MemoryError,
   type MemoryInput,
   type MemoryV1,
+  OpenRathError,
+} from "@openrath/core";
+import {
+  extractMemories,
   memoryId,
   normalizeScope,
-  OpenRathError,
   scopeContains,
   scopeVisible,
-} from "@openrath/core";
+} from "@openrath/core/backend";
 import { describeMemoryConformance } from "./index.js";
 
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;

@@ -1,4 +1,5 @@
-import { type MemoryScope, memoryId } from "@openrath/core";
+import type { MemoryScope } from "@openrath/core";
+import { memoryId } from "@openrath/core/backend";
 import { expect } from "vitest";
 import { DISTRACTORS, ids, showHits, texts } from "./internal/corpus.js";
 import { defineGroup } from "./internal/define-group.js";

@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_OUTPUT_BYTES, truncationMarker } from "@openrath/core";
+import { DEFAULT_MAX_OUTPUT_BYTES, truncationMarker } from "@openrath/core/backend";
 import { expect } from "vitest";
 import { defineGroup } from "./internal/define-group.js";
 import { expectSandboxError } from "./internal/expect-sandbox-error.js";

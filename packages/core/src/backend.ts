@@ -1,0 +1,28 @@
+/**
+ * `@openrath/core/backend`: the helpers that backend authors need — sandbox path confinement,
+ * output capping and environment checks, memory scope arithmetic and extraction, provider delta
+ * accumulation and the retrying call wrappers, request fingerprints. Application code writes
+ * against the main entry; these are for the packages that implement a contract.
+ */
+export { requestFingerprint } from "./agent.js";
+export { chunkToMessage } from "./chunk.js";
+export {
+  extractMemories,
+  memoryId,
+  normalizeScope,
+  SCOPE_LEVELS,
+  scopeContains,
+  scopePath,
+  scopeVisible,
+} from "./memory.js";
+export { callProvider, DeltaAccumulator, retryDelay, streamProvider } from "./provider.js";
+export {
+  checkEnv,
+  confinePath,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  decodeTextFile,
+  OutputBuffer,
+  outside,
+  truncationMarker,
+} from "./sandbox.js";
+export { addUsage, ZERO_USAGE } from "./usage.js";
