@@ -16,6 +16,7 @@ export {
   scopeVisible,
 } from "./memory.js";
 export { callProvider, DeltaAccumulator, retryDelay, streamProvider } from "./provider.js";
+export { type HeaderSource, parseRetryAfter } from "./retry-after.js";
 export {
   checkEnv,
   confinePath,
