@@ -1,5 +1,5 @@
 import { ProviderError, type ProviderErrorCode } from "@openrath/core";
-import { parseRetryAfter } from "./parse-retry-after.js";
+import { parseRetryAfter } from "@openrath/core/backend";
 
 /** Where a failure happened and what the message should name. */
 export interface ErrorContext {

@@ -1,4 +1,5 @@
 import { ProviderError, type ProviderErrorCode } from "@openrath/core";
+import { parseRetryAfter } from "@openrath/core/backend";
 import {
   APIConnectionError,
   APIConnectionTimeoutError,
@@ -6,7 +7,6 @@ import {
   APIUserAbortError,
   OpenAIError,
 } from "openai";
-import { parseRetryAfter } from "./parse-retry-after.js";
 
 /** What the provider knew when the call failed. */
 export interface ErrorContext {
