@@ -22,6 +22,23 @@ export interface ToolCall {
   readonly function: { readonly name: string; readonly arguments: string };
 }
 
+/**
+ * Provider state that came with a model turn and must go back to the same provider with that
+ * turn on later requests: Anthropic `thinking` / `redacted_thinking` blocks (the API rejects a
+ * tool loop without them), OpenAI Responses reasoning items. Opaque to everyone else: a provider
+ * skips items another provider wrote, and none of it is model-visible text.
+ */
+export interface ReasoningItem {
+  /** The provider that wrote it (its `ProviderV1.name`, such as `anthropic` or `openai`); only it reads `data`. */
+  readonly provider: string;
+  /** The provider's kind of item, such as `thinking`, `redacted_thinking` or `reasoning`. */
+  readonly type: string;
+  /** Readable reasoning (thinking text, a summary) for display, when the provider gave any. */
+  readonly text?: string;
+  /** What the provider needs back, as JSON it alone interprets. */
+  readonly data: JsonValue;
+}
+
 /** Fields every chunk has. */
 export interface ChunkBase {
   /** Unique id (a UUID v7). A chunk keeps its id wherever it is copied, merged or serialized. */
@@ -76,7 +93,12 @@ export interface AssistantChunk extends ChunkBase {
   /** Text of the turn, or `null` for a turn that only calls tools. */
   readonly content: string | null;
   readonly toolCalls?: readonly ToolCall[];
-  /** Usage of the model call that produced this chunk. */
+  /** Opaque provider state of the turn (thinking blocks, reasoning items), sent back to that provider only. */
+  readonly reasoning?: readonly ReasoningItem[];
+  /**
+   * Usage of the model call that produced this chunk. Absent when the provider reported none (an
+   * OpenAI-compatible stream without a usage chunk): the call's tokens are unknown, not zero.
+   */
   readonly usage?: Usage;
   /** The model that produced it, as the provider named it. */
   readonly model?: string;
@@ -133,7 +155,7 @@ export type ChunkInput =
 export type Message =
   | { role: "system"; content: string }
   | { role: "user"; content: string }
-  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[] }
+  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[]; reasoning?: ReasoningItem[] }
   | { role: "tool"; content: string; tool_call_id: string };
 
 function invalid(message: string, value: unknown): never {
@@ -172,6 +194,18 @@ function isToolCall(value: unknown): value is ToolCall {
 }
 
 const optionalString = (v: unknown) => v === undefined || typeof v === "string";
+
+function isReasoningItem(value: unknown): value is ReasoningItem {
+  if (typeof value !== "object" || value === null) return false;
+  const r = value as Record<string, unknown>;
+  return (
+    typeof r.provider === "string" &&
+    r.provider !== "" &&
+    typeof r.type === "string" &&
+    optionalString(r.text) &&
+    r.data !== undefined
+  );
+}
 
 /**
  * Checks `input` and returns a frozen chunk with id, timestamp and branch filled in.
@@ -214,6 +248,12 @@ export function createChunk(input: ChunkInput, sessionId: string, now: number = 
       if (c.toolCalls !== undefined && (!Array.isArray(c.toolCalls) || !c.toolCalls.every(isToolCall))) {
         invalid(
           "Assistant `toolCalls` must be an array of { id, type: 'function', function: { name, arguments } } with string arguments.",
+          input,
+        );
+      }
+      if (c.reasoning !== undefined && (!Array.isArray(c.reasoning) || !c.reasoning.every(isReasoningItem))) {
+        invalid(
+          "Assistant `reasoning` must be an array of { provider, type, text?, data } with a non-empty provider and JSON data.",
           input,
         );
       }
@@ -261,6 +301,8 @@ export function createChunk(input: ChunkInput, sessionId: string, now: number = 
       );
     } else if (key === "usage") {
       out[key] = Object.freeze({ ...(value as Usage) });
+    } else if (key === "reasoning") {
+      out[key] = frozenJson(value, "reasoning", input);
     } else if (key === "carriedUsage") {
       out[key] = frozenJson(value, "carriedUsage", input);
     } else if (key === "data") {
@@ -296,7 +338,7 @@ function frozenJson(value: unknown, path: string, input: unknown): JsonValue {
 const FIELDS: Record<ChunkKind, readonly string[]> = {
   system: ["content"],
   user: ["content", "untrusted", "source", "usage", "model", "requestHash", "carriedUsage"],
-  assistant: ["content", "toolCalls", "usage", "model", "finishReason", "requestHash"],
+  assistant: ["content", "toolCalls", "reasoning", "usage", "model", "finishReason", "requestHash"],
   tool_result: ["toolCallId", "name", "content", "isError"],
   event: ["name", "data", "usage", "model"],
 };
@@ -308,14 +350,18 @@ export function chunkToMessage(chunk: Chunk): Message | undefined {
       return { role: "system", content: chunk.content };
     case "user":
       return { role: "user", content: chunk.content };
-    case "assistant":
-      return chunk.toolCalls && chunk.toolCalls.length > 0
-        ? {
-            role: "assistant",
-            content: chunk.content,
-            tool_calls: chunk.toolCalls.map((c) => ({ ...c, function: { ...c.function } })),
-          }
-        : { role: "assistant", content: chunk.content };
+    case "assistant": {
+      const message: Extract<Message, { role: "assistant" }> =
+        chunk.toolCalls && chunk.toolCalls.length > 0
+          ? {
+              role: "assistant",
+              content: chunk.content,
+              tool_calls: chunk.toolCalls.map((c) => ({ ...c, function: { ...c.function } })),
+            }
+          : { role: "assistant", content: chunk.content };
+      if (chunk.reasoning && chunk.reasoning.length > 0) message.reasoning = [...chunk.reasoning];
+      return message;
+    }
     case "tool_result":
       return { role: "tool", content: chunk.content, tool_call_id: chunk.toolCallId };
     case "event":
@@ -343,9 +389,10 @@ export function messagesToChunkInputs(messages: readonly Message[]): ChunkInput[
         return { kind: m.role, content: m.content };
       case "assistant": {
         for (const call of m.tool_calls ?? []) names.set(call.id, call.function?.name);
+        const reasoning = m.reasoning && m.reasoning.length > 0 ? { reasoning: m.reasoning } : {};
         return m.tool_calls && m.tool_calls.length > 0
-          ? { kind: "assistant", content: m.content ?? null, toolCalls: m.tool_calls }
-          : { kind: "assistant", content: m.content ?? "" };
+          ? { kind: "assistant", content: m.content ?? null, toolCalls: m.tool_calls, ...reasoning }
+          : { kind: "assistant", content: m.content ?? "", ...reasoning };
       }
       case "tool":
         return {

@@ -28,6 +28,7 @@ export {
   createChunk,
   type EventChunk,
   type Message,
+  type ReasoningItem,
   type SystemChunk,
   type ToolCall,
   type ToolResultChunk,
@@ -72,6 +73,7 @@ export {
   type MemoryV1,
   type RecallOptions,
 } from "./memory.js";
+export type { RecallCredit } from "./memory-provenance.js";
 export { closeAllSandboxes, Placement } from "./placement.js";
 export {
   type FinishReason,

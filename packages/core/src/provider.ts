@@ -1,4 +1,4 @@
-import type { Message, ToolCall } from "./chunk.js";
+import type { Message, ReasoningItem, ToolCall } from "./chunk.js";
 import { OpenRathError, type OpenRathErrorOptions } from "./errors.js";
 import type { JsonObject } from "./json.js";
 import type { Usage } from "./usage.js";
@@ -65,7 +65,17 @@ export interface ProviderResponse {
   /** Tool calls in OpenAI wire shape, `arguments` as the raw JSON text. Empty when none. */
   readonly toolCalls: readonly ToolCall[];
   readonly finishReason: FinishReason;
+  /**
+   * Token usage of the call. Absent when the server reported none (an OpenAI-compatible stream
+   * that sends no usage chunk): unknown, which a provider never reports as zeros.
+   */
   readonly usage?: Usage;
+  /**
+   * Opaque provider state of the turn (Anthropic thinking blocks, OpenAI Responses reasoning
+   * items) that must go back to the same provider with this turn; stored on the assistant chunk
+   * as `reasoning`, so the next request's assistant message carries it. Absent when there is none.
+   */
+  readonly reasoning?: readonly ReasoningItem[];
   /** The model that answered, as the vendor reported it. */
   readonly model: string;
 }
