@@ -283,11 +283,14 @@ export class Agent {
     return (await handle.store()).remember(list.map((e) => ({ ...e, scope: e.scope ?? scope })));
   }
 
-  /** Recalls from the agent's memory as a run on `session` would (default: a fresh conversation). */
+  /**
+   * Recalls from the agent's memory as a run on `session` would; without a session, at the agent
+   * level, which sees what `remember` stored (the user level) and what runs committed.
+   */
   async recall(query: string, options: RecallOptions & { session?: Session } = {}): Promise<MemoryHit[]> {
     const handle = this.memoryHandle ?? throwError(noMemory(this.name));
     const { session, ...rest } = options;
-    const scope = rest.scope ?? (session ? handle.scopeFor(session) : undefined);
+    const scope = rest.scope ?? (session ? handle.scopeFor(session) : handle.agentScope());
     return (await handle.store()).recall(query, { ...rest, ...(scope ? { scope } : {}) });
   }
 

@@ -15,6 +15,20 @@ export {
   scopePath,
   scopeVisible,
 } from "./memory.js";
+export {
+  checkMemoryId,
+  checkMemoryScope,
+  MAX_MEMORY_ID_LENGTH,
+  MAX_RECALL_TOP_K,
+  memoryKey,
+  type ParsedCommit,
+  type ParsedForget,
+  type ParsedRecall,
+  parseCommitArgs,
+  parseForgetArgs,
+  parseMemoryInputs,
+  parseRecallArgs,
+} from "./memory-input.js";
 export { callProvider, DeltaAccumulator, retryDelay, streamProvider } from "./provider.js";
 export { type HeaderSource, parseRetryAfter } from "./retry-after.js";
 export {

@@ -1,6 +1,7 @@
 import type { Chunk } from "./chunk.js";
 import { OpenRathError } from "./errors.js";
 import type { JsonValue } from "./json.js";
+import { creditedRecall, type RecallCredit } from "./memory-provenance.js";
 import type { Usage } from "./usage.js";
 
 /**
@@ -412,14 +413,10 @@ export interface Provenance {
   /** For a tool result: the tool, the call id and the assistant chunk that made the call. */
   readonly tool?: { readonly name: string; readonly callId: string; readonly callChunkId?: string };
   /**
-   * The memory recalled before the chunk was written: the query and hits of the nearest
-   * `memory.recall` event before it in the session, if any.
+   * The memory recall the agent run that wrote the chunk used (see {@link creditedRecall}): its
+   * query and hits. Absent for chunks of runs that did not recall.
    */
-  readonly memory?: {
-    readonly query: string;
-    readonly hits: readonly { readonly id: string; readonly score: number }[];
-    readonly eventId: string;
-  };
+  readonly memory?: RecallCredit;
   /**
    * Lineage nodes from the branch that appended the chunk down to the session asked about, both
    * included. Holds only the session's own node when the branch is not among its ancestors (the
@@ -458,14 +455,8 @@ export function provenance(
     }
     tool = { name: chunk.name, callId: chunk.toolCallId, ...(callChunkId ? { callChunkId } : {}) };
   }
-  let memory: Provenance["memory"];
-  for (let i = index - 1; i >= 0 && memory === undefined; i--) {
-    const c = chunks[i]!;
-    if (c.kind === "event" && c.name === "memory.recall") {
-      const data = c.data as { query?: string; hits?: { id: string; score: number }[] } | undefined;
-      memory = { query: data?.query ?? "", hits: data?.hits ?? [], eventId: c.id };
-    }
-  }
+  const path = pathFrom(session.lineage, chunk.sessionId);
+  const memory = creditedRecall(chunks, index, path[0]);
   return {
     chunk,
     index,
@@ -473,7 +464,7 @@ export function provenance(
     ...(memory ? { memory } : {}),
     ...(chunk.author !== undefined ? { author: chunk.author } : {}),
     ...(tool ? { tool } : {}),
-    path: pathFrom(session.lineage, chunk.sessionId),
+    path,
   };
 }
 

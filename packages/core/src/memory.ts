@@ -19,10 +19,19 @@ export interface MemoryScope {
 /** The scope levels, outermost first. */
 export const SCOPE_LEVELS = ["tenant", "user", "agent", "session"] as const;
 
-/** An entry to store. */
+/**
+ * An entry to store. An entry is identified by its scope and id together: ids are unique within a
+ * scope, so the same id at another scope (another tenant, user, agent or session) is another entry,
+ * and remembering it never replaces or removes the first.
+ */
 export interface MemoryInput {
-  /** Stable id; default: derived from scope and text, so remembering the same text twice keeps one entry. */
+  /**
+   * Stable id within the entry's scope (a non-empty string of at most 512 characters without
+   * control characters); default: derived from scope and text ({@link memoryId}), so remembering
+   * the same text twice at one scope keeps one entry.
+   */
   readonly id?: string;
+  /** The text to store: a non-blank string. */
   readonly text: string;
   /** Default: the scope the store was opened with, or the tenant level. */
   readonly scope?: MemoryScope;
@@ -51,7 +60,7 @@ export interface MemoryHit {
 
 /** Options of {@link MemoryV1.recall}. */
 export interface RecallOptions {
-  /** Most hits (default 5). */
+  /** Most hits: an integer from 0 to 10,000 (default 5). */
   readonly topK?: number;
   /**
    * The asking scope. A recall sees entries stored at this scope or at one of its enclosing
@@ -60,12 +69,18 @@ export interface RecallOptions {
    * opened with, else `{ tenant: "default" }`).
    */
   readonly scope?: MemoryScope;
-  /** Drop hits scoring below this. */
+  /** Drop hits scoring below this (a finite number). */
   readonly minScore?: number;
 }
 
-/** What {@link MemoryV1.forget} removes: entries by id, or every entry at and below a scope. */
-export type ForgetSelector = { readonly ids: readonly string[] } | { readonly scope: MemoryScope };
+/**
+ * What {@link MemoryV1.forget} removes: the entries with these ids at exactly `scope` (default: the
+ * store's default scope; ids are unique within a scope, so entries with the same id at other scopes
+ * stay), or every entry at and below a scope.
+ */
+export type ForgetSelector =
+  | { readonly ids: readonly string[]; readonly scope?: MemoryScope }
+  | { readonly scope: MemoryScope };
 
 /**
  * An open memory store (contract v1): the "Parameter" of the model, state that persists across
@@ -73,10 +88,14 @@ export type ForgetSelector = { readonly ids: readonly string[] } | { readonly sc
  */
 export interface MemoryV1 {
   /**
-   * Stores entries (replacing entries with the same id; an entry without an id gets
-   * {@link memoryId}(scope, text)). Returns what was stored.
+   * Stores entries, replacing the entry with the same id *at the same scope* (an entry without an
+   * id gets {@link memoryId}(scope, text)); entries with that id at other scopes are untouched.
+   * Returns what was stored. A call that rejects stores nothing: its input is checked before
+   * anything changes, and a store that fails midway leaves no part of the call behind. Once it
+   * resolves, a store that claims `persistence` keeps the entries across a crash of the process.
    *
-   * @throws {OpenRathError} `invalid_argument` for text that is not a string; `invalid_scope`.
+   * @throws {OpenRathError} `invalid_argument` for text that is not a non-blank string, a bad id,
+   *   metadata that is not a JSON object, a source that is not a string; `invalid_scope`.
    */
   remember(entries: MemoryInput | readonly MemoryInput[]): Promise<MemoryEntry[]>;
   /**
@@ -91,7 +110,10 @@ export interface MemoryV1 {
    * scope). Returns the entries newly stored; committing the same session twice stores nothing new.
    */
   commit(session: Session, options?: { readonly scope?: MemoryScope }): Promise<MemoryEntry[]>;
-  /** Removes entries. Returns how many were removed. */
+  /**
+   * Removes entries: by id at one scope, or a scope's subtree (see {@link ForgetSelector}); never
+   * an entry of another tenant, user, agent or session. Returns how many were removed.
+   */
   forget(selector: ForgetSelector): Promise<number>;
   /** Flushes and releases the store. Idempotent; other methods then throw `memory_closed`. */
   close(): Promise<void>;
