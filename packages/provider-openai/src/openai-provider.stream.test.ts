@@ -172,6 +172,89 @@ describe("stream", () => {
     expect(response.type === "response" && response.response).not.toHaveProperty("usage");
   });
 
+  const rawChunk = (delta: Record<string, unknown>, finish: string | null = null, extra = {}) => ({
+    data: {
+      id: "c",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "m",
+      choices: [{ index: 0, delta, finish_reason: finish }],
+      ...extra,
+    },
+  });
+
+  it("does not double a tool name that the server resends in every piece (vLLM, LiteLLM)", async () => {
+    const piece = (args: string) => ({
+      index: 0,
+      id: "call_1",
+      type: "function",
+      function: { name: "get_weather", arguments: args },
+    });
+    server.enqueue({
+      type: "stream",
+      events: [
+        rawChunk({ tool_calls: [piece("")] }),
+        rawChunk({ tool_calls: [piece('{"city":')] }),
+        rawChunk({ tool_calls: [piece('"Oslo"}')] }, "tool_calls"),
+      ],
+    });
+    const deltas = await collect(provider().stream!(hello));
+    const names = deltas.flatMap((d) => (d.type === "tool_call" && d.name ? [d.name] : []));
+    const ids = deltas.flatMap((d) => (d.type === "tool_call" && d.id ? [d.id] : []));
+    expect(names).toEqual(["get_weather"]);
+    expect(ids).toEqual(["call_1"]);
+    const last = deltas.at(-1)!;
+    expect(last.type === "response" && last.response.toolCalls).toEqual([
+      { id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } },
+    ]);
+  });
+
+  it("still joins a tool name that a server streams in fragments", async () => {
+    server.enqueue({
+      type: "stream",
+      events: [
+        rawChunk({ tool_calls: [{ index: 0, id: "c1", function: { name: "get_", arguments: "" } }] }),
+        rawChunk(
+          { tool_calls: [{ index: 0, function: { name: "weather", arguments: "{}" } }] },
+          "tool_calls",
+        ),
+      ],
+    });
+    const deltas = await collect(provider().stream!(hello));
+    const last = deltas.at(-1)!;
+    expect(last.type === "response" && last.response.toolCalls[0]!.function.name).toBe("get_weather");
+  });
+
+  it("tells calls apart by id when a server leaves out the index", async () => {
+    server.enqueue({
+      type: "stream",
+      events: [
+        rawChunk({
+          tool_calls: [{ id: "a", type: "function", function: { name: "f", arguments: '{"x":1}' } }],
+        }),
+        rawChunk({
+          tool_calls: [{ id: "b", type: "function", function: { name: "g", arguments: '{"y":' } }],
+        }),
+        rawChunk({ tool_calls: [{ function: { arguments: "2}" } }] }, "tool_calls"),
+      ],
+    });
+    const deltas = await collect(provider().stream!(hello));
+    const last = deltas.at(-1)!;
+    expect(last.type === "response" && last.response.toolCalls).toEqual([
+      { id: "a", type: "function", function: { name: "f", arguments: '{"x":1}' } },
+      { id: "b", type: "function", function: { name: "g", arguments: '{"y":2}' } },
+    ]);
+  });
+
+  it("reports a stream that ends without usage (or with an empty one) as no usage, not zero", async () => {
+    for (const extra of [{}, { usage: null }, { usage: {} }]) {
+      server.enqueue({ type: "stream", events: [rawChunk({ content: "ok" }, "stop", extra)] });
+      const deltas = await collect(provider().stream!(hello));
+      const last = deltas.at(-1)!;
+      expect(last.type === "response" && last.response).not.toHaveProperty("usage");
+    }
+  });
+
   it("takes usage from a finish chunk too, for servers that send it there", async () => {
     server.enqueue({
       type: "stream",

@@ -229,6 +229,37 @@ describe("request mapping (request → wire)", () => {
     expect(body).not.toHaveProperty("max_tokens");
   });
 
+  it("sends maxTokens as max_tokens with maxTokensField for servers that only read that name", async () => {
+    const body = await sent({ ...hello, maxTokens: 64 }, { maxTokensField: "max_tokens" });
+    expect(body.max_tokens).toBe(64);
+    expect(body).not.toHaveProperty("max_completion_tokens");
+    const fallback = await sent(hello, { maxTokensField: "max_tokens", maxTokens: 32 });
+    expect(fallback.max_tokens).toBe(32);
+  });
+
+  it("rejects a maxTokensField that is neither wire name", () => {
+    expect(() => provider({ maxTokensField: "maxTokens" as never })).toThrow(/maxTokensField/);
+  });
+
+  it("leaves reasoning items out of the messages it sends (Chat Completions has no field for them)", async () => {
+    const body = await sent({
+      messages: [
+        { role: "user", content: "Hi" },
+        {
+          role: "assistant",
+          content: "Hello",
+          reasoning: [{ provider: "anthropic", type: "thinking", data: { thinking: "x", signature: "s" } }],
+        },
+        { role: "user", content: "Again" },
+      ],
+    });
+    expect(body.messages).toEqual([
+      { role: "user", content: "Hi" },
+      { role: "assistant", content: "Hello" },
+      { role: "user", content: "Again" },
+    ]);
+  });
+
   it("sends zero values rather than dropping them", async () => {
     const body = await sent({ ...hello, temperature: 0, seed: 0 });
     expect(body.temperature).toBe(0);
@@ -432,6 +463,13 @@ describe("response mapping (wire → response)", () => {
       completionTokens: 4,
       totalTokens: 7,
     });
+  });
+
+  it("reports an empty usage object as no usage, not as zero tokens", async () => {
+    const body = chatCompletion({ content: "x" });
+    (body as { usage?: unknown }).usage = {};
+    server.enqueue({ type: "json", body });
+    expect(await provider().complete(hello)).not.toHaveProperty("usage");
   });
 
   it("falls back to the requested model when the server names none", async () => {

@@ -28,6 +28,7 @@ import {
 } from "./internal/to-provider-error.js";
 import { toUsage } from "./internal/to-usage.js";
 import { toWireRequest } from "./internal/to-wire-request.js";
+import { ToolCallDeltas } from "./internal/tool-call-deltas.js";
 
 /** The longest wait for the server, by default: the SDK's own default of 10 minutes. */
 const DEFAULT_TIMEOUT_MS = 600_000;
@@ -55,6 +56,14 @@ export interface OpenAIProviderOptions {
   readonly topP?: number;
   /** Default `max_completion_tokens`; a request's `maxTokens` wins. */
   readonly maxTokens?: number;
+  /**
+   * The Chat Completions field that carries `maxTokens`: `max_completion_tokens` (default, what
+   * OpenAI reads; `max_tokens` is deprecated there and refused by reasoning models) or
+   * `max_tokens`, for OpenAI-compatible servers that only read the older name (llama.cpp's
+   * server, Ollama, vLLM and other compatibility layers ignore `max_completion_tokens`, so the
+   * limit would silently not apply).
+   */
+  readonly maxTokensField?: "max_completion_tokens" | "max_tokens";
   /** Default stop sequences; a request's own list wins. */
   readonly stop?: readonly string[];
   /** Default seed; a request's own value wins. */
@@ -117,18 +126,6 @@ function createClient(options: OpenAIProviderOptions, timeoutMs: number): OpenAI
   });
 }
 
-/** A tool-call delta with only the fields the chunk carried. */
-function toolCallDelta(index: number, id?: string | null, name?: string | null, args?: string | null) {
-  const delta: { type: "tool_call"; index: number; id?: string; name?: string; arguments?: string } = {
-    type: "tool_call",
-    index,
-  };
-  if (id) delta.id = id;
-  if (name) delta.name = name;
-  if (args) delta.arguments = args;
-  return delta;
-}
-
 /**
  * A model provider for OpenAI Chat Completions through the official `openai` SDK. Works with any
  * OpenAI-compatible server (vLLM, Ollama, LiteLLM, OpenRouter, Azure's `/openai/v1`) through
@@ -140,7 +137,7 @@ function toolCallDelta(index: number, id?: string | null, name?: string | null, 
  * (OpenAI's `refusal` field) becomes the reply's text with finish reason `content_filter`.
  *
  * @throws {OpenRathError} `invalid_argument` when there is no model (`options.model` or
- *   `OPENAI_MODEL`), no API key and no base URL, or a bad `timeoutMs`.
+ *   `OPENAI_MODEL`), no API key and no base URL, a bad `timeoutMs` or `maxTokensField`.
  *
  * @example
  * ```ts
@@ -162,6 +159,17 @@ export function openaiProvider(options: OpenAIProviderOptions = {}): ProviderV1 
     );
   }
   positive("timeoutMs", options.timeoutMs);
+  if (
+    options.maxTokensField !== undefined &&
+    options.maxTokensField !== "max_completion_tokens" &&
+    options.maxTokensField !== "max_tokens"
+  ) {
+    throw new OpenRathError(
+      "invalid_argument",
+      `openaiProvider option maxTokensField must be "max_completion_tokens" or "max_tokens", got ${JSON.stringify(options.maxTokensField)}.`,
+      { details: { option: "maxTokensField", value: options.maxTokensField } },
+    );
+  }
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const client = options.client ?? createClient(options, timeoutMs);
   const baseURL = client.baseURL;
@@ -211,7 +219,7 @@ export function openaiProvider(options: OpenAIProviderOptions = {}): ProviderV1 
     let finishReason: string | undefined;
     let usage: Usage | undefined;
     let answeredModel: string | undefined;
-    let legacyCallStarted = false;
+    const toolCalls = new ToolCallDeltas();
     const context = (): ErrorContext => ({
       model: requested,
       baseURL,
@@ -244,15 +252,13 @@ export function openaiProvider(options: OpenAIProviderOptions = {}): ProviderV1 
           refused = true;
           out.push({ type: "text", text: delta.refusal });
         }
-        for (const piece of delta.tool_calls ?? []) {
-          out.push(
-            toolCallDelta(piece.index ?? 0, piece.id, piece.function?.name, piece.function?.arguments),
-          );
+        for (const piece of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
+          const d = toolCalls.next(piece);
+          if (d) out.push(d);
         }
         if (delta.function_call && !delta.tool_calls?.length) {
-          const id = legacyCallStarted ? undefined : LEGACY_FUNCTION_CALL_ID;
-          legacyCallStarted = true;
-          out.push(toolCallDelta(0, id, delta.function_call.name, delta.function_call.arguments));
+          const d = toolCalls.next({ index: 0, id: LEGACY_FUNCTION_CALL_ID, function: delta.function_call });
+          if (d) out.push(d);
         }
         if (out.length === 0) {
           control.touch();

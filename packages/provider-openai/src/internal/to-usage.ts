@@ -8,17 +8,23 @@ function count(value: unknown): number | undefined {
 /**
  * OpenRath usage from OpenAI's `usage` object: prompt, completion and total tokens, plus cached
  * prompt tokens (`prompt_tokens_details.cached_tokens`) and reasoning tokens
- * (`completion_tokens_details.reasoning_tokens`) when the server reports them. Counts that are
- * missing or not numbers (some OpenAI-compatible servers) read as 0 or stay absent.
+ * (`completion_tokens_details.reasoning_tokens`) when the server reports them. A usage object
+ * with no count at all is `undefined` (unreported, not zero); within a report, a missing or
+ * non-numeric count (some OpenAI-compatible servers) reads as 0 or stays absent.
  */
 export function toUsage(usage: CompletionUsage | null | undefined): Usage | undefined {
   if (!usage || typeof usage !== "object") return undefined;
-  const promptTokens = count(usage.prompt_tokens) ?? 0;
-  const completionTokens = count(usage.completion_tokens) ?? 0;
+  const prompt = count(usage.prompt_tokens);
+  const completion = count(usage.completion_tokens);
+  const total = count(usage.total_tokens);
+  // `usage: {}` (or nothing countable) is no report at all: unknown, not zero tokens.
+  if (prompt === undefined && completion === undefined && total === undefined) return undefined;
+  const promptTokens = prompt ?? 0;
+  const completionTokens = completion ?? 0;
   const out: { -readonly [K in keyof Usage]: Usage[K] } = {
     promptTokens,
     completionTokens,
-    totalTokens: count(usage.total_tokens) ?? promptTokens + completionTokens,
+    totalTokens: total ?? promptTokens + completionTokens,
   };
   const cached = count(usage.prompt_tokens_details?.cached_tokens);
   if (cached !== undefined) out.cachedPromptTokens = cached;

@@ -1,4 +1,4 @@
-import type { ProviderRequest, ResponseFormat, ToolChoice, ToolSpec } from "@openrath/core";
+import type { Message, ProviderRequest, ResponseFormat, ToolChoice, ToolSpec } from "@openrath/core";
 
 /** Provider-level defaults that a request's own fields override. */
 export interface RequestDefaults {
@@ -8,7 +8,23 @@ export interface RequestDefaults {
   readonly stop?: readonly string[];
   readonly seed?: number;
   readonly parallelToolCalls?: boolean;
+  /** The body field that carries `maxTokens` (default `max_completion_tokens`). */
+  readonly maxTokensField?: "max_completion_tokens" | "max_tokens";
   readonly extra?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The messages as Chat Completions takes them: OpenRath's own `reasoning` items (opaque state for
+ * the provider that wrote them) are left out, since Chat Completions has no place for them and
+ * OpenAI rejects unknown message fields.
+ */
+function wireMessages(messages: readonly Message[]): readonly Message[] {
+  if (!messages.some((m) => m.role === "assistant" && m.reasoning !== undefined)) return messages;
+  return messages.map((m) => {
+    if (m.role !== "assistant" || m.reasoning === undefined) return m;
+    const { reasoning: _, ...rest } = m;
+    return rest;
+  });
 }
 
 function wireTool(tool: ToolSpec) {
@@ -41,7 +57,9 @@ function wireResponseFormat(format: ResponseFormat) {
 }
 
 /**
- * The Chat Completions body for `request`: messages as they are (they are already OpenAI-shaped),
+ * The Chat Completions body for `request`: messages as they are (they are already OpenAI-shaped;
+ * `reasoning` items left out), `maxTokens` as `max_completion_tokens` or, for servers that only
+ * read the older name, `max_tokens`,
  * function tools, tool choice, sampling fields (the request's, else the provider's defaults),
  * structured output, then `extra` (defaults', then the request's) merged last. `tool_choice` and
  * `parallel_tool_calls` are sent only with tools, since OpenAI rejects them without. `stream` and
@@ -54,7 +72,10 @@ export function toWireRequest(
   model: string,
   stream: boolean,
 ): Record<string, unknown> {
-  const body: Record<string, unknown> = { model: request.model ?? model, messages: request.messages };
+  const body: Record<string, unknown> = {
+    model: request.model ?? model,
+    messages: wireMessages(request.messages),
+  };
   const tools = request.tools ?? [];
   if (tools.length > 0) {
     body.tools = tools.map(wireTool);
@@ -67,7 +88,7 @@ export function toWireRequest(
   const topP = request.topP ?? defaults.topP;
   if (topP !== undefined) body.top_p = topP;
   const maxTokens = request.maxTokens ?? defaults.maxTokens;
-  if (maxTokens !== undefined) body.max_completion_tokens = maxTokens;
+  if (maxTokens !== undefined) body[defaults.maxTokensField ?? "max_completion_tokens"] = maxTokens;
   const stop = request.stop ?? defaults.stop;
   if (stop !== undefined && stop.length > 0) body.stop = [...stop];
   const seed = request.seed ?? defaults.seed;
