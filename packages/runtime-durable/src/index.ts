@@ -1,2 +1,87 @@
-/** `@openrath/runtime-durable`: durable runs of compiled plans over a store, signals and artifacts. */
-export {};
+/**
+ * `@openrath/runtime-durable`: durable runs of compiled plans. Workflows (a `DurableWorkflow`
+ * subclass with `@step`/`@router` methods, or `defineWorkflow()`) compile into immutable,
+ * content-hashed plans; runs survive crashes through checkpoints of chunk references, leases with
+ * fencing and a gap-free event log, over a {@link RunStoreV1} (PostgreSQL or embedded PGlite in
+ * `@openrath/store-postgres`).
+ */
+
+// The artifact store contract, its filesystem implementation and the helpers adapters share (issue 14).
+export * from "./artifacts/index.js";
+export {
+  applyChunkOps,
+  baseOf,
+  type CheckpointBase,
+  encodeCheckpoint,
+  restoreSession,
+} from "./checkpoint-codec.js";
+export type {
+  CheckpointRef,
+  CheckpointWrite,
+  ChunkOp,
+  Claim,
+  ClaimRequest,
+  EventInput,
+  Fence,
+  FinishInput,
+  HeartbeatResult,
+  ListRunsQuery,
+  MaterializedCheckpoint,
+  PlacementJSON,
+  PlanRecord,
+  RetentionPolicy,
+  RetentionResult,
+  RunErrorInfo,
+  RunEvent,
+  RunRecord,
+  SubmitInput,
+  SweepResult,
+} from "./contract/records.js";
+export type { RunStoreCapabilities, RunStoreV1 } from "./contract/run-store.js";
+export {
+  type Signal,
+  type SignalsCapabilities,
+  type SignalsV1,
+  type SignalTopic,
+  topicOf,
+} from "./contract/signals.js";
+export {
+  ACTIVE_STATUSES,
+  assertTransition,
+  canTransition,
+  isTerminal,
+  RUN_STATUSES,
+  type RunStatus,
+  sourcesOf,
+  TERMINAL_STATUSES,
+  TRANSITIONS,
+} from "./contract/status.js";
+export type {
+  InterruptDecision,
+  InterruptRequest,
+  StepContext,
+  StepLogger,
+  StepMiddleware,
+} from "./contract/step-context.js";
+export { defineWorkflow, WorkflowBuilder } from "./definition/builder.js";
+export { type CompiledPlan, compilePlan, type PlanNode, retryDelayMs } from "./definition/compile.js";
+export { router, step } from "./definition/decorators.js";
+export {
+  type DurableDefinitionSource,
+  DurableWorkflow,
+  definitionOf,
+} from "./definition/durable-workflow.js";
+export { runPlanInMemory } from "./definition/run-in-memory.js";
+export type {
+  IsolatedStep,
+  NodeDeclaration,
+  RetryPolicy,
+  RouterHandler,
+  RouterOptions,
+  StepHandler,
+  StepOptions,
+  WorkflowDefinition,
+} from "./definition/types.js";
+export { DurableError, type DurableErrorCode } from "./errors.js";
+export { canonicalJson, sha256 } from "./internal/canonical.js";
+export { inProcessSignals } from "./signals/in-process-signals.js";

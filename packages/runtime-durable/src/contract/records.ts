@@ -1,0 +1,245 @@
+import type { Chunk, JsonObject, JsonValue, LineageNodeJSON } from "@openrath/core";
+import type { RunStatus } from "./status.js";
+
+/** A coded error as stored on a run or in an event: never a raw stack. */
+export interface RunErrorInfo {
+  /** A stable code, such as `step_failed` or `deadline_exceeded`. */
+  readonly code: string;
+  readonly message: string;
+  /** The step that failed, when a step did. */
+  readonly stepId?: string;
+  /** Whether another attempt could succeed. */
+  readonly retryable?: boolean;
+}
+
+/**
+ * The stored form of a compiled plan: its content hash, the workflow's name and the canonical
+ * definition the hash was computed over. Insert-once: a hash never names two contents.
+ */
+export interface PlanRecord {
+  /** SHA-256 (lower-case hex) over the canonical definition, handler implementations included. */
+  readonly hash: string;
+  /** The workflow's name. */
+  readonly name: string;
+  /** The workflow's declared version (default `"1"`). */
+  readonly version: string;
+  /** The canonical definition: nodes, successors, retry and timeout policies, implementation hashes. */
+  readonly definition: JsonObject;
+}
+
+/** A run as the store holds it. Timestamps are database time, in epoch milliseconds. */
+export interface RunRecord {
+  readonly id: string;
+  readonly tenantId: string;
+  /** The id of the session the run was submitted with (its active slot is per session). */
+  readonly sessionId: string;
+  /** The plan the run is pinned to. */
+  readonly planHash: string;
+  /** The workflow's name, from the plan. */
+  readonly workflow: string;
+  readonly status: RunStatus;
+  /** Bumped by every change of the run row (compare-and-set). Starts at 1. */
+  readonly version: number;
+  /** Higher runs first (−100..100, default 0). */
+  readonly priority: number;
+  readonly idempotencyKey: string | null;
+  /** SHA-256 of the canonical submission, compared when the idempotency key is reused. */
+  readonly fingerprint: string;
+  /** The step that runs next, or `null` once the plan is done. */
+  readonly nextStep: string | null;
+  /** The attempt of `nextStep` that runs next (1 for the first); survives crashes. */
+  readonly attempt: number;
+  /** The run is not claimed before this time (a scheduled retry). */
+  readonly notBefore: number;
+  /** When the run times out, or `null`. */
+  readonly deadline: number | null;
+  /** The worker holding the lease, while running. */
+  readonly leaseHolder: string | null;
+  /** The current fencing token: bumped by every claim; 0 before the first. */
+  readonly fencingToken: number;
+  /** When the current lease expires (database clock), while running. */
+  readonly leaseExpiresAt: number | null;
+  /** Sequence of the last committed checkpoint (0 is the submitted session). */
+  readonly checkpointSeq: number;
+  /** Store-wide id of that checkpoint (the base the next one is encoded against). */
+  readonly checkpointId: number;
+  /** Sequence of the last event. */
+  readonly eventSeq: number;
+  /** Why the run failed, timed out or was cancelled. */
+  readonly error: RunErrorInfo | null;
+  /** Caller data kept with the run (labels, trace ids); never interpreted. */
+  readonly metadata: JsonObject;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** A durable per-run event: `seq` is gap-free from 1 and written with the change it reports. */
+export interface RunEvent {
+  readonly runId: string;
+  readonly seq: number;
+  /** Dotted type such as `run.created`, `run.state.changed`, `run.checkpoint`, `step.progress`. */
+  readonly type: string;
+  readonly data: JsonValue;
+  readonly at: number;
+}
+
+/** An event a caller writes (the store assigns `seq` and `at`). */
+export interface EventInput {
+  readonly type: string;
+  readonly data?: JsonValue;
+}
+
+/**
+ * One element of a checkpoint's chunk list encoded against its base checkpoint's list: a
+ * `[start, count]` pair copies that range of the base list, a string is a chunk id.
+ */
+export type ChunkOp = readonly [start: number, count: number] | string;
+
+/** Where a session was placed, as in `SessionJSON.placement`. */
+export interface PlacementJSON {
+  readonly key: string;
+  readonly spec?: JsonValue;
+}
+
+/**
+ * A checkpoint to write: the session at a step boundary as references. Chunks are written once per
+ * tenant (keyed by chunk id); the checkpoint stores the chunk-id delta against its base and the
+ * lineage nodes its base does not have.
+ */
+export interface CheckpointWrite {
+  /** Must be the run's `checkpointSeq + 1`. */
+  readonly sequence: number;
+  /** The session's id at this boundary. */
+  readonly sessionId: string;
+  /** The checkpoint the delta is against (any checkpoint of the tenant), or `null` for a full list. */
+  readonly baseId: number | null;
+  /** The session's chunk ids, encoded against the base's list. */
+  readonly chunkOps: readonly ChunkOp[];
+  /** Chunks the base does not reference; the store inserts those it does not have yet. */
+  readonly newChunks: readonly Chunk[];
+  /** Lineage nodes the base does not have (or has with other content). */
+  readonly lineage: readonly LineageNodeJSON[];
+  readonly placement: PlacementJSON | null;
+  /** The step that completed (for the event), or `null` for the submitted session. */
+  readonly stepId: string | null;
+  /** The step to run next, or `null` when the plan is done. */
+  readonly nextStep: string | null;
+}
+
+/** A stored checkpoint's header (without its chunks). */
+export interface CheckpointRef {
+  /** Store-wide id, increasing with time; what later checkpoints use as their base. */
+  readonly id: number;
+  readonly runId: string;
+  readonly sequence: number;
+  readonly sessionId: string;
+  readonly nextStep: string | null;
+  readonly createdAt: number;
+}
+
+/** A checkpoint resolved back into the parts of a `SessionJSON`. */
+export interface MaterializedCheckpoint extends CheckpointRef {
+  /** The session's chunk ids in order. */
+  readonly chunkIds: readonly string[];
+  /** The chunks, in `chunkIds` order. */
+  readonly chunks: readonly Chunk[];
+  /** Every lineage node the session's DAG needs (possibly more; `toJSON` walks from the head). */
+  readonly lineage: readonly LineageNodeJSON[];
+  readonly placement: PlacementJSON | null;
+}
+
+/** What a worker's writes carry: the run and the fencing token of the lease it holds. */
+export interface Fence {
+  readonly runId: string;
+  readonly token: number;
+  /** The worker holding the lease. */
+  readonly workerId: string;
+}
+
+/** A run a worker claimed, with the fence every write about it must carry. */
+export interface Claim {
+  readonly run: RunRecord;
+  readonly fence: Fence;
+  /** When the lease expires (database clock). */
+  readonly leaseExpiresAt: number;
+}
+
+/** A submission. */
+export interface SubmitInput {
+  readonly tenantId: string;
+  readonly planHash: string;
+  /** The submitted session as checkpoint 0. */
+  readonly checkpoint: CheckpointWrite;
+  readonly priority?: number;
+  readonly idempotencyKey?: string;
+  /** SHA-256 over the canonical submission; must match when `idempotencyKey` is reused. */
+  readonly fingerprint: string;
+  /** Epoch milliseconds, or absent for none. */
+  readonly deadline?: number;
+  readonly metadata?: JsonObject;
+  /** Not claimed before this time (epoch ms; default now). */
+  readonly notBefore?: number;
+}
+
+/** Filters of `listRuns`. */
+export interface ListRunsQuery {
+  readonly tenantId: string;
+  readonly status?: RunStatus | readonly RunStatus[];
+  readonly sessionId?: string;
+  readonly planHash?: string;
+  /** Return runs created after this run id (keyset pagination; ids are time-ordered). */
+  readonly after?: string;
+  /** 1..500, default 100. */
+  readonly limit?: number;
+}
+
+/** A claim request. */
+export interface ClaimRequest {
+  readonly workerId: string;
+  /** Only runs pinned to one of these plans are claimed. */
+  readonly planHashes: readonly string[];
+  readonly leaseMs: number;
+  /** How many runs to claim at most (default 1). */
+  readonly limit?: number;
+}
+
+/** What a heartbeat learned about each lease it renewed. */
+export interface HeartbeatResult {
+  /** Runs whose lease was renewed, with the new expiry. */
+  readonly renewed: ReadonlyMap<string, number>;
+  /** Runs whose lease is gone: expired, taken over, or the run left `running` (cancelled). */
+  readonly lost: ReadonlyMap<string, { readonly status: RunStatus | null; readonly reason: string }>;
+}
+
+/** How a run ends. */
+export interface FinishInput {
+  readonly status: "succeeded" | "failed" | "timed_out" | "cancelled";
+  readonly error?: RunErrorInfo;
+  /** The final checkpoint, written in the same transaction (for `succeeded`). */
+  readonly checkpoint?: CheckpointWrite;
+}
+
+/** Retention policy of one workflow: what to keep of its terminal runs. */
+export interface RetentionPolicy {
+  /** The workflow (plan name) it applies to. */
+  readonly workflow: string;
+  /** Keep at most this many checkpoints per terminal run (the latest ones). */
+  readonly keepLastCheckpoints?: number;
+  /** Delete terminal runs (with checkpoints and events) that ended more than this long ago. */
+  readonly keepForMs?: number;
+}
+
+/** What `applyRetention` removed. */
+export interface RetentionResult {
+  readonly runsDeleted: number;
+  readonly checkpointsDeleted: number;
+  readonly chunksDeleted: number;
+}
+
+/** What `sweep` changed. */
+export interface SweepResult {
+  /** Running runs whose lease had expired, put back in the queue. */
+  readonly requeued: number;
+  /** Queued or parked runs past their deadline, ended `timed_out`. */
+  readonly timedOut: number;
+}

@@ -1,0 +1,193 @@
+import type {
+  CheckpointWrite,
+  Claim,
+  ClaimRequest,
+  EventInput,
+  Fence,
+  FinishInput,
+  HeartbeatResult,
+  ListRunsQuery,
+  MaterializedCheckpoint,
+  PlanRecord,
+  RetentionPolicy,
+  RetentionResult,
+  RunErrorInfo,
+  RunEvent,
+  RunRecord,
+  SubmitInput,
+  SweepResult,
+} from "./records.js";
+import type { SignalsV1 } from "./signals.js";
+
+/**
+ * What a store can do, declared up front: the runtime fails fast on a missing capability and the
+ * conformance suite verifies every claim.
+ */
+export interface RunStoreCapabilities {
+  /** Several processes (on several machines) may share the store. PGlite: false. */
+  readonly multiProcess: boolean;
+  /**
+   * The store's writes publish their signals (work, cancel, run events) on commit through
+   * {@link RunStoreV1.signals}, so subscribers are woken without polling.
+   */
+  readonly notifiesOnCommit: boolean;
+  /** Lease expiry, deadlines and `notBefore` are judged by the database's clock. */
+  readonly databaseClock: boolean;
+  /** `applyRetention` and `eraseSession` are implemented. */
+  readonly retention: boolean;
+  /** `setTenantLimit` caps concurrently running runs per tenant. */
+  readonly tenantLimits: boolean;
+}
+
+/**
+ * The storage contract of the durable runtime, version 1: everything the runtime needs from a
+ * database. Every state change happens in one transaction with the version bump and the event
+ * that reports it; every worker write carries a {@link Fence} and is rejected when the fence is
+ * stale. Implemented by `@openrath/store-postgres` (PostgreSQL and PGlite) and proven by
+ * `@openrath/testing/store`.
+ *
+ * Errors are `DurableError`s with stable codes (`run_not_found`, `stale_fence`,
+ * `version_conflict`, `invalid_transition`, `idempotency_conflict`, `session_busy`,
+ * `unknown_plan`, `plan_conflict`, `corrupt_checkpoint`, `store_unavailable`).
+ *
+ * Later versions add members behind capabilities (the step journal and effect ledger reuse
+ * {@link Fence} and the same fenced-write rule); a v1 store stays a valid v1 store.
+ */
+export interface RunStoreV1 {
+  readonly specVersion: "v1";
+  /** A short name for messages and metrics, such as `"postgres"` or `"pglite"`. */
+  readonly name: string;
+  readonly capabilities: RunStoreCapabilities;
+  /** The signals the store publishes on commit (work, cancel, run events). */
+  readonly signals: SignalsV1;
+
+  /** The database's clock, in epoch milliseconds. */
+  now(): Promise<number>;
+
+  /**
+   * Stores a plan. Insert-once: registering the same hash with the same content again is a no-op.
+   *
+   * @throws code `plan_conflict` when the hash is taken by different content.
+   */
+  registerPlan(plan: PlanRecord): Promise<void>;
+  /** The plan stored under `hash`, or `undefined`. */
+  getPlan(hash: string): Promise<PlanRecord | undefined>;
+
+  /**
+   * Creates a queued run with its submitted session as checkpoint 0 and a `run.created` event, or
+   * returns the run an earlier submission with the same (tenant, idempotency key) created.
+   *
+   * @returns the run and whether this call created it.
+   * @throws `unknown_plan` for an unregistered plan, `idempotency_conflict` when the key was used
+   *   with another fingerprint, `session_busy` when the session already has an active run.
+   */
+  submit(input: SubmitInput): Promise<{ readonly run: RunRecord; readonly created: boolean }>;
+
+  /** The run, or `undefined`. With `tenantId`, a run of another tenant is `undefined` too. */
+  getRun(runId: string, tenantId?: string): Promise<RunRecord | undefined>;
+  /** Runs of a tenant, oldest first, keyset-paginated by `after`. */
+  listRuns(query: ListRunsQuery): Promise<RunRecord[]>;
+
+  /**
+   * Claims up to `limit` queued runs of the given plans whose `notBefore` has passed, highest
+   * priority first, then oldest; skips rows other claimers hold (`FOR UPDATE SKIP LOCKED`) and
+   * tenants at their running cap. Each claim bumps the fencing token and writes `run.claimed`.
+   */
+  claim(request: ClaimRequest): Promise<Claim[]>;
+  /**
+   * Takes back the runs still leased to `workerId` (a restarted worker with the same identity),
+   * at once and without waiting for the old leases to expire: each gets a new fencing token, so
+   * anything the previous incarnation still writes is rejected.
+   */
+  reclaim(request: Omit<ClaimRequest, "limit">): Promise<Claim[]>;
+  /** Renews the leases in `fences` (database clock) and reports the ones that are gone. */
+  heartbeat(fences: readonly Fence[], leaseMs: number): Promise<HeartbeatResult>;
+
+  /**
+   * The checkpoint `sequence` of the run (default: its latest), resolved into chunks and lineage.
+   *
+   * @throws `corrupt_checkpoint` when the stored row cannot be resolved.
+   */
+  loadCheckpoint(runId: string, sequence?: number): Promise<MaterializedCheckpoint | undefined>;
+  /**
+   * The newest checkpoint of any of these sessions in the tenant, resolved: the base a new run's
+   * checkpoint 0 is encoded against, so runs and forks of one session share their chunks.
+   */
+  findSessionHead(
+    tenantId: string,
+    sessionIds: readonly string[],
+  ): Promise<MaterializedCheckpoint | undefined>;
+
+  /**
+   * Commits a step: the checkpoint, the run's new `nextStep` (attempt back to 1), version + 1 and a
+   * `run.checkpoint` event, in one transaction.
+   *
+   * @throws `stale_fence` when the lease is no longer the fence's, `version_conflict` when
+   *   `expectedVersion` is given and differs.
+   */
+  commitStep(fence: Fence, checkpoint: CheckpointWrite, expectedVersion?: number): Promise<RunRecord>;
+  /** Ends a running run (fenced), optionally with its final checkpoint, and releases the lease. */
+  finish(fence: Fence, input: FinishInput): Promise<RunRecord>;
+  /**
+   * Records a failed attempt and puts the run back in the queue, not to be claimed before
+   * `delayMs` has passed (database clock); `attempt` becomes `attempt + 1`. Fenced.
+   */
+  scheduleRetry(
+    fence: Fence,
+    input: { readonly delayMs: number; readonly error: RunErrorInfo },
+  ): Promise<RunRecord>;
+  /** Gives a running run back to the queue without counting an attempt (graceful shutdown). Fenced. */
+  release(fence: Fence): Promise<RunRecord>;
+  /**
+   * Parks a running run in `waiting` or `needs_review` and releases its lease (the seam interrupts
+   * and the effect ledger use). Fenced.
+   */
+  park(
+    fence: Fence,
+    input: {
+      readonly status: "waiting" | "needs_review";
+      readonly reason: string;
+      readonly data?: EventInput["data"];
+    },
+  ): Promise<RunRecord>;
+  /** Puts a parked run back in the queue (a decision arrived, a review was resolved). */
+  unpark(runId: string, input: { readonly actor: string; readonly reason: string }): Promise<RunRecord>;
+  /**
+   * Cancels an active run (queued, running or parked) and signals the worker that holds it.
+   *
+   * @throws `invalid_transition` when the run is already terminal.
+   */
+  cancel(runId: string, input?: { readonly reason?: string; readonly actor?: string }): Promise<RunRecord>;
+
+  /** Appends an event to a run the worker holds (fenced); returns its sequence. */
+  appendEvent(fence: Fence, event: EventInput): Promise<number>;
+  /** Events of a run with `seq > after` (default 0), in order, at most `limit` (default 1000). */
+  readEvents(
+    runId: string,
+    options?: { readonly after?: number; readonly limit?: number },
+  ): Promise<RunEvent[]>;
+
+  /**
+   * Puts running runs whose lease expired (database clock) back in the queue, and ends queued and
+   * parked runs past their deadline as `timed_out`. Safe to call from every worker at once.
+   */
+  sweep(): Promise<SweepResult>;
+  /** Caps the tenant's concurrently running runs (`null` removes the cap). */
+  setTenantLimit(tenantId: string, maxRunning: number | null): Promise<void>;
+  /**
+   * Applies retention policies to terminal runs: old runs go, then old checkpoints beyond the
+   * kept ones; never what an active run (or an open interrupt) needs. Chunks nothing refers to
+   * any more are deleted.
+   */
+  applyRetention(policies: readonly RetentionPolicy[]): Promise<RetentionResult>;
+  /**
+   * Erases a session: its runs (which must all be terminal), their checkpoints and events, and its
+   * chunks that no other session's checkpoint refers to.
+   *
+   * @throws `session_busy` when the session has an active run.
+   */
+  eraseSession(tenantId: string, sessionId: string): Promise<RetentionResult>;
+
+  /** Closes connections (and the embedded database). Idempotent. */
+  close(): Promise<void>;
+}

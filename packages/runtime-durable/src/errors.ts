@@ -1,0 +1,58 @@
+import { OpenRathError, type OpenRathErrorOptions } from "@openrath/core";
+
+/**
+ * Stable codes of the durable runtime's errors. A code never changes meaning once released.
+ *
+ * - `invalid_definition`: a workflow definition that does not compile (no or two entries, an unknown
+ *   successor, an unreachable node, a router without successors, a step with two successors).
+ * - `plan_conflict`: a plan registered under a hash that is already taken by different content.
+ * - `unknown_plan`: a run submitted for (or restored with) a plan hash the store does not know.
+ * - `idempotency_conflict`: an idempotency key reused with a different request.
+ * - `session_busy`: a second active run for a session that already has one.
+ * - `run_not_found`: no run with that id (in that tenant).
+ * - `invalid_transition`: a status change the transition table forbids (terminal runs never change).
+ * - `version_conflict`: a compare-and-set on the run's version lost to another writer.
+ * - `stale_fence`: a write carrying a fencing token that is no longer the run's current lease.
+ * - `step_not_session`: a step returned something other than a `Session`.
+ * - `router_invalid_successor`: a router returned a successor it did not declare.
+ * - `corrupt_checkpoint`: a stored checkpoint that cannot be turned back into a Session.
+ * - `deadline_exceeded`: the run passed its deadline.
+ * - `step_timeout`: a step ran past its hard timeout and was stopped.
+ * - `step_failed`: a step threw; the cause is attached.
+ * - `cancelled`: the run was cancelled while the step ran.
+ * - `lease_lost`: the worker lost the run's lease while the step ran.
+ * - `store_unavailable`: the store could not be reached (retryable).
+ * - `schema_mismatch`: the database schema is older than this code needs, or was altered.
+ * - `not_supported`: the backend does not have the capability the call needs.
+ */
+export type DurableErrorCode =
+  | "invalid_definition"
+  | "plan_conflict"
+  | "unknown_plan"
+  | "idempotency_conflict"
+  | "session_busy"
+  | "run_not_found"
+  | "invalid_transition"
+  | "version_conflict"
+  | "stale_fence"
+  | "step_not_session"
+  | "router_invalid_successor"
+  | "corrupt_checkpoint"
+  | "deadline_exceeded"
+  | "step_timeout"
+  | "step_failed"
+  | "cancelled"
+  | "lease_lost"
+  | "store_unavailable"
+  | "schema_mismatch"
+  | "not_supported"
+  | "invalid_argument";
+
+/** Errors of the durable runtime and its stores; match on {@link DurableError.code}. */
+export class DurableError extends OpenRathError {
+  declare readonly code: DurableErrorCode;
+
+  constructor(code: DurableErrorCode, message: string, options: OpenRathErrorOptions = {}) {
+    super(code, message, options);
+  }
+}
