@@ -33,11 +33,14 @@ export { callProvider, DeltaAccumulator, retryDelay, streamProvider } from "./pr
 export { type HeaderSource, parseRetryAfter } from "./retry-after.js";
 export {
   checkEnv,
+  checkTimeout,
   confinePath,
+  DEFAULT_EXEC_TIMEOUT_MS,
   DEFAULT_MAX_OUTPUT_BYTES,
   decodeTextFile,
   OutputBuffer,
   outside,
+  resolveExecTimeout,
   truncationMarker,
 } from "./sandbox.js";
 export { addUsage, ZERO_USAGE } from "./usage.js";

@@ -1,5 +1,13 @@
 import { OpenRathError } from "@openrath/core";
-import { confinePath, decodeTextFile, OutputBuffer, truncationMarker } from "@openrath/core/backend";
+import {
+  checkTimeout,
+  confinePath,
+  DEFAULT_EXEC_TIMEOUT_MS,
+  decodeTextFile,
+  OutputBuffer,
+  resolveExecTimeout,
+  truncationMarker,
+} from "@openrath/core/backend";
 import { describe, expect, it } from "vitest";
 
 describe("confinePath", () => {
@@ -48,14 +56,52 @@ describe("OutputBuffer", () => {
     expect(out.truncated).toBe(false);
   });
 
-  it("caps the kept bytes and appends a marker with the count left out, while streaming all of it", () => {
+  it("caps the kept bytes and the callback alike, both ending with the marker of the count left out", () => {
     const seen: string[] = [];
     const out = new OutputBuffer(4, (t) => seen.push(t));
     out.push("abc");
     out.push("defgh");
     expect(out.truncated).toBe(true);
+    expect(seen.join("")).toBe("abcd");
     expect(out.text()).toBe(`abcd${truncationMarker(4)}`);
-    expect(seen.join("")).toBe("abcdefgh");
+    expect(seen.join("")).toBe(`abcd${truncationMarker(4)}`);
+    expect(out.text(), "a second text() returns the same").toBe(`abcd${truncationMarker(4)}`);
+    expect(seen).toHaveLength(3);
+  });
+
+  it("hands a flood past the cap to the callback as nothing more than the cap", () => {
+    let received = 0;
+    const out = new OutputBuffer(1024, (t) => {
+      received += t.length;
+    });
+    const chunk = new Uint8Array(64 * 1024).fill(0x78);
+    for (let i = 0; i < 800; i++) out.push(chunk); // 50 MiB
+    expect(received).toBe(1024);
+    expect(out.omittedBytes).toBe(800 * 64 * 1024 - 1024);
+  });
+});
+
+describe("timeouts", () => {
+  it("layers exec over spec over the default, with Infinity (or a spec's null) as the opt-out", () => {
+    expect(resolveExecTimeout(undefined, undefined)).toBe(DEFAULT_EXEC_TIMEOUT_MS);
+    expect(resolveExecTimeout(undefined, 5_000)).toBe(5_000);
+    expect(resolveExecTimeout(200, 5_000)).toBe(200);
+    expect(resolveExecTimeout(Number.POSITIVE_INFINITY, 5_000)).toBe(Number.POSITIVE_INFINITY);
+    expect(resolveExecTimeout(undefined, null)).toBe(Number.POSITIVE_INFINITY);
+    expect(resolveExecTimeout(2 ** 40, undefined), "beyond setTimeout's range is none").toBe(
+      Number.POSITIVE_INFINITY,
+    );
+  });
+
+  it.each([0, -1, Number.NaN, "10"])("refuses an exec timeoutMs of %s with invalid_argument", (value) => {
+    let error: unknown;
+    try {
+      resolveExecTimeout(value, undefined);
+    } catch (e) {
+      error = e;
+    }
+    expect(OpenRathError.isInstance(error, "invalid_argument")).toBe(true);
+    expect(() => checkTimeout(value, "x")).toThrow(/x must be a positive number/);
   });
 });
 

@@ -56,6 +56,19 @@ export interface SandboxCapabilities {
   readonly snapshots: boolean;
   /** Languages `runCode` accepts, such as `["python", "javascript", "bash"]`. */
   readonly languages: readonly string[];
+  /**
+   * How far a timeout, an abort and `close()` reach into a command's descendants:
+   * - `contained` — every descendant dies, including ones that start a new session, clear their
+   *   environment and ignore SIGTERM: the mode holds each command in a PID namespace, a cgroup or
+   *   an equivalent it cannot leave, by construction;
+   * - `best-effort` (also what a manifest without this field means) — descendants that stay in the
+   *   command's process group, session or environment die; one that detaches itself (`setsid`
+   *   after a double fork, with a cleared environment) may outlive the command, though `close()`
+   *   of a backend that owns the whole machine (a container) still ends it.
+   *
+   * The conformance suite plants such descendants and checks the claim in the process table.
+   */
+  readonly processTree?: "contained" | "best-effort";
 }
 
 /** Options of {@link SandboxV1.exec}. */
@@ -66,7 +79,11 @@ export interface ExecOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Bytes or UTF-8 text written to the command's standard input, which is then closed. */
   readonly stdin?: string | Uint8Array;
-  /** Kill the whole process tree after this many milliseconds and throw `exec_timeout`. */
+  /**
+   * Kill the whole process tree after this many milliseconds and throw `exec_timeout`. Default:
+   * the sandbox spec's `timeoutMs`, else {@link DEFAULT_EXEC_TIMEOUT_MS}. `Infinity` turns the
+   * timeout off for this command (a long-lived server, a watcher): an explicit opt-out.
+   */
   readonly timeoutMs?: number;
   /** Kill the whole process tree when this fires and throw `aborted`. */
   readonly signal?: AbortSignal;
@@ -149,6 +166,53 @@ export interface SandboxV1 {
 /** Bytes of stdout, and of stderr, that `exec` keeps by default: 1 MiB each. */
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 
+/**
+ * The timeout of a command whose exec options and sandbox spec set none: 10 minutes, so a command
+ * that never exits never hangs a run. Pass `timeoutMs: Infinity` (or `null` in a spec, which is
+ * what `Infinity` becomes in JSON) to opt out.
+ */
+export const DEFAULT_EXEC_TIMEOUT_MS = 10 * 60 * 1000;
+
+/** The longest delay `setTimeout` honours; longer timeouts are treated as none. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Checks one timeout setting: `undefined` (not set here), `null` or `Infinity` (no timeout), or a
+ * positive number of milliseconds. Returns it normalized (`Infinity` for "none").
+ *
+ * @param where - names the setting in the error, such as `exec timeoutMs`.
+ * @throws {SandboxError} `invalid_argument` for anything else.
+ */
+export function checkTimeout(value: unknown, where = "timeoutMs"): number | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || value === Number.POSITIVE_INFINITY) return Number.POSITIVE_INFINITY;
+  if (typeof value !== "number" || Number.isNaN(value) || value <= 0) {
+    throw new SandboxError(
+      "invalid_argument",
+      `${where} must be a positive number of milliseconds, or Infinity for no timeout; got ${JSON.stringify(value) ?? String(value)}.`,
+      { details: { timeoutMs: value } },
+    );
+  }
+  return value > MAX_TIMER_MS ? Number.POSITIVE_INFINITY : value;
+}
+
+/**
+ * The timeout a command runs with: the exec's own `timeoutMs`, else the spec's, else
+ * `fallback` ({@link DEFAULT_EXEC_TIMEOUT_MS}). `Infinity` means none. Every backend calls this,
+ * so the layering and the opt-out are the same everywhere.
+ *
+ * @throws {SandboxError} `invalid_argument` for a bad exec value.
+ */
+export function resolveExecTimeout(
+  execValue: unknown,
+  specValue?: number | null,
+  fallback: number = DEFAULT_EXEC_TIMEOUT_MS,
+): number {
+  return (
+    checkTimeout(execValue, "exec timeoutMs") ?? checkTimeout(specValue, "the spec's timeoutMs") ?? fallback
+  );
+}
+
 /** The line appended to capped output. */
 export function truncationMarker(omittedBytes: number): string {
   return `\n[output truncated: ${omittedBytes} more bytes not shown]\n`;
@@ -156,13 +220,16 @@ export function truncationMarker(omittedBytes: number): string {
 
 /**
  * Collects one output stream up to a byte cap, decoding UTF-8 across chunk boundaries and
- * forwarding text to a streaming callback. Backends share it so truncation looks the same
- * everywhere.
+ * forwarding text to a streaming callback. The callback is capped like the result: it receives
+ * the kept bytes only and, when output was cut, the same {@link truncationMarker} at the end, so
+ * what it received concatenates to {@link OutputBuffer.text}. Backends share it so truncation
+ * looks the same everywhere.
  */
 export class OutputBuffer {
   private readonly parts: Uint8Array[] = [];
   private kept = 0;
   private omitted = 0;
+  private finished: string | undefined;
   private readonly decoder = new TextDecoder("utf-8");
 
   constructor(
@@ -170,22 +237,22 @@ export class OutputBuffer {
     private readonly onText?: (text: string) => void,
   ) {}
 
-  /** Adds bytes (or text) as they arrive. */
+  /** Adds bytes (or text) as they arrive. Bytes past the cap are counted, not kept. */
   push(data: Uint8Array | string): void {
+    if (this.finished !== undefined) return;
     const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-    if (this.onText) {
-      const text = this.decoder.decode(bytes, { stream: true });
-      if (text) this.onText(text);
+    const room = Math.max(this.maxBytes - this.kept, 0);
+    const keep = room >= bytes.length ? bytes : bytes.subarray(0, room);
+    if (keep.length > 0) {
+      // Copied: the caller may reuse its buffer after this call.
+      this.parts.push(keep.slice());
+      this.kept += keep.length;
+      if (this.onText) {
+        const text = this.decoder.decode(keep, { stream: true });
+        if (text) this.onText(text);
+      }
     }
-    const room = this.maxBytes - this.kept;
-    if (room >= bytes.length) {
-      this.parts.push(bytes);
-      this.kept += bytes.length;
-    } else {
-      if (room > 0) this.parts.push(bytes.subarray(0, room));
-      this.kept += Math.max(room, 0);
-      this.omitted += bytes.length - Math.max(room, 0);
-    }
+    this.omitted += bytes.length - keep.length;
   }
 
   /** Whether anything was cut. */
@@ -193,11 +260,22 @@ export class OutputBuffer {
     return this.omitted > 0;
   }
 
-  /** The kept output as text, with the truncation marker when capped. Flushes the stream decoder. */
+  /** Bytes received past the cap so far. */
+  get omittedBytes(): number {
+    return this.omitted;
+  }
+
+  /**
+   * The kept output as text, with the truncation marker when capped. The first call ends the
+   * stream: it flushes the decoder into the callback (and the marker after it); later pushes are
+   * ignored and later calls return the same text.
+   */
   text(): string {
+    if (this.finished !== undefined) return this.finished;
     if (this.onText) {
       const rest = this.decoder.decode();
       if (rest) this.onText(rest);
+      if (this.omitted > 0) this.onText(truncationMarker(this.omitted));
     }
     const all = new Uint8Array(this.kept);
     let at = 0;
@@ -207,7 +285,8 @@ export class OutputBuffer {
     }
     // A cut in the middle of a multi-byte character leaves a replacement character; that is fine.
     const text = new TextDecoder("utf-8").decode(all);
-    return this.omitted > 0 ? text + truncationMarker(this.omitted) : text;
+    this.finished = this.omitted > 0 ? text + truncationMarker(this.omitted) : text;
+    return this.finished;
   }
 }
 
