@@ -319,7 +319,7 @@ describe("wire → response", () => {
     ]);
   });
 
-  it("gives null content when the reply only calls tools, and skips thinking blocks", async () => {
+  it("gives null content when the reply only calls tools, and keeps thinking out of the text", async () => {
     server.enqueue(
       messageReply({
         content: [
@@ -344,11 +344,12 @@ describe("wire → response", () => {
       ["model_context_window_exceeded", "length"],
       ["tool_use", "tool_calls"],
       ["refusal", "content_filter"],
-      ["pause_turn", "stop"],
+      ["pause_turn", "length"],
       ["something_new", "stop"],
       [null, "stop"],
     ];
-    const p = provider();
+    // Without continuations, a paused turn ends as it is: unfinished.
+    const p = provider({ maxPauseContinuations: 0 });
     for (const [stop_reason, expected] of reasons) {
       server.enqueue(messageReply({ content: [{ type: "text", text: "x" }], stop_reason }));
       expect((await p.complete(hello)).finishReason).toBe(expected);
@@ -506,7 +507,7 @@ describe("streaming", () => {
     expect(folded.toolCalls[0]?.function.arguments).toBe('{"city": "Paris", "days": [1, 2]}');
   });
 
-  it("turns an error event mid-stream into a retryable provider_unavailable after the text so far", async () => {
+  it("turns an error event after streamed text into a provider_unavailable that is not retried", async () => {
     const events = streamEvents({ content: [{ type: "text", text: "Partial answer" }] }).slice(0, 4);
     events.push({
       event: "error",
@@ -521,20 +522,31 @@ describe("streaming", () => {
     );
     expect(seen).toEqual([{ type: "text", text: "Part" }]);
     expect(error.code).toBe("provider_unavailable");
-    expect(error.retryable).toBe(true);
+    // Retrying would repeat "Part", which the caller already has.
+    expect(error.retryable).toBe(false);
+    expect(error.message).toContain("already streamed");
     expect(error.status).toBe(529);
     expect(error.message).toContain("claude-test-1");
     expect(error.message).toContain("Overloaded");
   });
 
-  it("reports a connection cut mid-stream as provider_stream", async () => {
+  it("reports a connection cut after streamed text as provider_stream, not retryable", async () => {
     server.enqueue(
       streamReply({ content: [{ type: "text", text: "Hello there, friend" }] }, {}, { cutAfter: 4 }),
     );
     const error = await failure(collect(provider().stream!(hello)));
     expect(error.code).toBe("provider_stream");
-    expect(error.retryable).toBe(true);
+    expect(error.retryable).toBe(false);
     expect(error.cause).toBeDefined();
+  });
+
+  it("reports a connection cut before any delta as a retryable provider_stream", async () => {
+    server.enqueue(
+      streamReply({ content: [{ type: "text", text: "Hello there, friend" }] }, {}, { cutAfter: 2 }),
+    );
+    const error = await failure(collect(provider().stream!(hello)));
+    expect(error.code).toBe("provider_stream");
+    expect(error.retryable).toBe(true);
   });
 
   it("reports a stream that ends cleanly before message_stop as provider_stream", async () => {

@@ -15,8 +15,18 @@ import {
 import { foldAnthropicStream } from "./internal/fold-anthropic-stream.js";
 import { type AnthropicMessageLike, fromAnthropicMessage } from "./internal/from-anthropic-message.js";
 import { type ErrorContext, toProviderError } from "./internal/map-anthropic-error.js";
+import {
+  continuationBody,
+  DEFAULT_MAX_PAUSE_CONTINUATIONS,
+  joinSegments,
+  type TurnSegment,
+} from "./internal/paused-turn.js";
 import { readEnv } from "./internal/read-env.js";
-import { type RequestDefaults, toAnthropicRequest } from "./internal/to-anthropic-request.js";
+import {
+  type AnthropicRequestBody,
+  type RequestDefaults,
+  toAnthropicRequest,
+} from "./internal/to-anthropic-request.js";
 
 /** Options of {@link anthropicProvider}. Every field is optional. */
 export interface AnthropicProviderOptions {
@@ -57,6 +67,14 @@ export interface AnthropicProviderOptions {
    * - `"native"`: Anthropic's structured outputs (`output_config.format`), for models that have them.
    */
   readonly structuredOutput?: "tool" | "native";
+  /**
+   * How many times one turn is continued when the API pauses it (`stop_reason: "pause_turn"`,
+   * sent while a long-running server tool such as web search works): the paused content goes
+   * back as-is and the continuation's content, usage and deltas join the same response.
+   * Default 8; `0` turns continuing off. A turn still paused after the last continuation ends
+   * with finish reason `length`.
+   */
+  readonly maxPauseContinuations?: number;
   /** Vendor request fields sent with every call (`metadata`, `top_k`, `thinking`, …); a request's `extra` wins. */
   readonly extra?: Readonly<Record<string, unknown>>;
   /** Extra HTTP headers sent with every call (such as `anthropic-beta`). Ignored when `client` is given. */
@@ -77,7 +95,16 @@ function invalid(message: string, value: unknown): OpenRathError {
 }
 
 function checkOptions(options: AnthropicProviderOptions): void {
-  const { maxTokens, timeoutMs, structuredOutput } = options;
+  const { maxTokens, timeoutMs, structuredOutput, maxPauseContinuations } = options;
+  if (
+    maxPauseContinuations !== undefined &&
+    (!Number.isInteger(maxPauseContinuations) || maxPauseContinuations < 0)
+  ) {
+    throw invalid(
+      `anthropicProvider: maxPauseContinuations must be a whole number of at least 0; got ${maxPauseContinuations}.`,
+      maxPauseContinuations,
+    );
+  }
   if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens < 1)) {
     throw invalid(
       `anthropicProvider: maxTokens must be a whole number of at least 1; got ${maxTokens}.`,
@@ -181,6 +208,58 @@ export function anthropicProvider(options: AnthropicProviderOptions = {}): Provi
   const aborted = (requestModel: string, signal: AbortSignal) =>
     toProviderError(signal.reason, context(requestModel, "request", signal));
 
+  const maxPauses = options.maxPauseContinuations ?? DEFAULT_MAX_PAUSE_CONTINUATIONS;
+  const paused = (segment: TurnSegment, pauses: number) =>
+    segment.stop_reason === "pause_turn" && pauses < maxPauses;
+
+  async function completeOnce(
+    body: AnthropicRequestBody,
+    requestModel: string,
+    signal: AbortSignal | undefined,
+  ): Promise<TurnSegment> {
+    const { stream: _stream, ...params } = body;
+    let message: unknown;
+    try {
+      message = await client.messages.create(
+        params as unknown as MessageCreateParamsNonStreaming,
+        requestOptions(signal),
+      );
+    } catch (error) {
+      throw toProviderError(error, context(requestModel, "request", signal));
+    }
+    if (!isMessage(message)) {
+      throw new ProviderError(
+        "provider_response",
+        `Anthropic answered the call to model "${requestModel}" with something that is not a message (${JSON.stringify(message)?.slice(0, 200)}). Check that the baseURL points at the Messages API.`,
+        { status: 200, details: { body: typeof message === "string" ? message.slice(0, 2000) : message } },
+      );
+    }
+    return message;
+  }
+
+  async function* streamOnce(
+    body: AnthropicRequestBody,
+    requestModel: string,
+    signal: AbortSignal | undefined,
+    schemaTool: string | undefined,
+    toolIndexOffset: number,
+  ): AsyncGenerator<ProviderDelta, TurnSegment> {
+    let events: AsyncIterable<unknown>;
+    try {
+      events = await client.messages.create(
+        { ...body, stream: true } as unknown as MessageCreateParamsStreaming,
+        requestOptions(signal),
+      );
+    } catch (error) {
+      throw toProviderError(error, context(requestModel, "request", signal));
+    }
+    try {
+      return yield* foldAnthropicStream(events, requestModel, schemaTool, toolIndexOffset);
+    } catch (error) {
+      throw toProviderError(error, context(requestModel, "stream", signal));
+    }
+  }
+
   return {
     specVersion: "v1",
     name: "anthropic",
@@ -191,24 +270,17 @@ export function anthropicProvider(options: AnthropicProviderOptions = {}): Provi
       const requestModel = request.model ?? model;
       if (signal?.aborted) throw aborted(requestModel, signal);
       const { body, schemaTool } = toAnthropicRequest(request, defaults);
-      const { stream: _stream, ...params } = body;
-      let message: unknown;
-      try {
-        message = await client.messages.create(
-          params as unknown as MessageCreateParamsNonStreaming,
-          requestOptions(signal),
+      const segments: TurnSegment[] = [];
+      for (let pauses = 0; ; pauses++) {
+        const segment = await completeOnce(
+          pauses === 0 ? body : continuationBody(body, segments),
+          requestModel,
+          signal,
         );
-      } catch (error) {
-        throw toProviderError(error, context(requestModel, "request", signal));
+        segments.push(segment);
+        if (!paused(segment, pauses)) break;
       }
-      if (!isMessage(message)) {
-        throw new ProviderError(
-          "provider_response",
-          `Anthropic answered the call to model "${requestModel}" with something that is not a message (${JSON.stringify(message)?.slice(0, 200)}). Check that the baseURL points at the Messages API.`,
-          { status: 200, details: { body: typeof message === "string" ? message.slice(0, 2000) : message } },
-        );
-      }
-      return fromAnthropicMessage(message, requestModel, schemaTool);
+      return fromAnthropicMessage(joinSegments(segments), requestModel, schemaTool);
     },
 
     async *stream(request: ProviderRequest, call: ProviderCallOptions = {}): AsyncGenerator<ProviderDelta> {
@@ -216,20 +288,77 @@ export function anthropicProvider(options: AnthropicProviderOptions = {}): Provi
       const requestModel = request.model ?? model;
       if (signal?.aborted) throw aborted(requestModel, signal);
       const { body, schemaTool } = toAnthropicRequest(request, defaults);
-      let events: AsyncIterable<unknown>;
+      const segments: TurnSegment[] = [];
+      const progress = { delivered: false, toolCalls: 0 };
       try {
-        events = await client.messages.create(
-          { ...body, stream: true } as unknown as MessageCreateParamsStreaming,
-          requestOptions(signal),
-        );
+        for (let pauses = 0; ; pauses++) {
+          const segment = yield* delivering(
+            streamOnce(
+              pauses === 0 ? body : continuationBody(body, segments),
+              requestModel,
+              signal,
+              schemaTool,
+              progress.toolCalls,
+            ),
+            progress,
+          );
+          segments.push(segment);
+          if (!paused(segment, pauses)) break;
+        }
       } catch (error) {
-        throw toProviderError(error, context(requestModel, "request", signal));
+        throw progress.delivered ? notRetryable(error) : error;
       }
-      try {
-        yield* foldAnthropicStream(events, requestModel, schemaTool);
-      } catch (error) {
-        throw toProviderError(error, context(requestModel, "stream", signal));
-      }
+      yield {
+        type: "response",
+        response: fromAnthropicMessage(
+          joinSegments(segments) as AnthropicMessageLike,
+          requestModel,
+          schemaTool,
+        ),
+      };
     },
   };
+}
+
+/**
+ * Passes `source`'s deltas on, noting in `progress` that output reached the caller and how many
+ * tool calls started (so a continued turn numbers its calls after them), and closes `source`
+ * (and with it the HTTP stream) when the caller stops early.
+ */
+async function* delivering<R>(
+  source: AsyncGenerator<ProviderDelta, R>,
+  progress: { delivered: boolean; toolCalls: number },
+): AsyncGenerator<ProviderDelta, R> {
+  try {
+    for (;;) {
+      const step = await source.next();
+      if (step.done) return step.value;
+      progress.delivered = true;
+      if (step.value.type === "tool_call" && step.value.id !== undefined)
+        progress.toolCalls = Math.max(progress.toolCalls, step.value.index + 1);
+      yield step.value;
+    }
+  } finally {
+    await source.return(undefined as R);
+  }
+}
+
+/**
+ * A failure after part of the reply was already streamed: not retryable, whatever its kind, since
+ * trying again would repeat output the caller has seen (and acted on).
+ */
+function notRetryable(error: unknown): unknown {
+  if (!ProviderError.isInstance(error) || !(error as ProviderError).retryable) return error;
+  const e = error as ProviderError;
+  return new ProviderError(
+    e.code,
+    `${e.message} Part of the reply was already streamed, so the call is not retried.`,
+    {
+      cause: e.cause,
+      retryable: false,
+      details: { ...e.details, partialOutputDelivered: true },
+      ...(e.status !== undefined ? { status: e.status } : {}),
+      ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}),
+    },
+  );
 }

@@ -1,14 +1,26 @@
 import type { ProviderDelta, ProviderError } from "@openrath/core";
 import { describe, expect, it } from "vitest";
 import { foldAnthropicStream } from "./fold-anthropic-stream.js";
+import { fromAnthropicMessage } from "./from-anthropic-message.js";
 
+/** The deltas of `events`, then the response their folded message maps to. */
 async function run(events: unknown[], schemaTool?: string): Promise<ProviderDelta[]> {
   async function* source() {
     yield* events;
   }
   const out: ProviderDelta[] = [];
-  for await (const delta of foldAnthropicStream(source(), "fallback-model", schemaTool)) out.push(delta);
-  return out;
+  const fold = foldAnthropicStream(source(), "fallback-model", schemaTool);
+  for (;;) {
+    const step = await fold.next();
+    if (step.done) {
+      out.push({
+        type: "response",
+        response: fromAnthropicMessage(step.value, "fallback-model", schemaTool),
+      });
+      return out;
+    }
+    out.push(step.value);
+  }
 }
 
 async function code(events: unknown[]): Promise<string> {

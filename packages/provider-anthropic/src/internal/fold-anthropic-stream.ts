@@ -1,13 +1,10 @@
 import { type ProviderDelta, ProviderError } from "@openrath/core";
-import { type AnthropicBlockLike, fromAnthropicMessage } from "./from-anthropic-message.js";
+import type { AnthropicBlockLike, AnthropicMessageLike } from "./from-anthropic-message.js";
 
 /** A content block being streamed. */
 interface OpenBlock {
-  type: string;
-  text: string;
-  id?: string;
-  name?: string;
-  input?: unknown;
+  /** The block as it grows: `content_block_start`'s block with the deltas applied. */
+  block: Record<string, unknown> & { type: string };
   /** Concatenated `input_json_delta` pieces of a `tool_use` block. */
   json: string;
   /** Whether any `input_json_delta` arrived. */
@@ -30,7 +27,7 @@ function streamError(model: string, what: string): ProviderError {
 function cutError(model: string): ProviderError {
   return new ProviderError(
     "provider_stream",
-    `The Anthropic stream for model "${model}" ended before message_stop (cut off mid-way). Retry the call.`,
+    `The Anthropic stream for model "${model}" ended before message_stop (cut off mid-way).`,
     { retryable: true, status: 200 },
   );
 }
@@ -38,19 +35,26 @@ function cutError(model: string): ProviderError {
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
+/** What a streamed message folds into: the message `complete` would have got, for the same mapping. */
+export type FoldedMessage = AnthropicMessageLike & { readonly content: AnthropicBlockLike[] };
+
 /**
- * Turns the raw events of a streamed Messages call into {@link ProviderDelta}s and ends with the
- * `response` event. The response is built by rebuilding the whole message (as the SDK's own
- * `MessageStream` does) and mapping it exactly as `complete` maps a JSON reply, so both agree.
+ * Turns the raw events of a streamed Messages call into {@link ProviderDelta}s and returns the
+ * whole message, rebuilt as the SDK's own `MessageStream` does, for the caller to map exactly as
+ * `complete` maps a JSON reply (so both agree) or to continue a paused turn with.
  *
- * - `message_start` opens the message (model, input usage); `content_block_start` opens a text or
- *   `tool_use` block (a tool call's id and name are yielded at once); `text_delta` yields text;
- *   `input_json_delta` yields a tool call's arguments under the block's tool index (or text, for
- *   the structured-output tool); `message_delta` sets the stop reason and the final usage;
- *   `message_stop` ends it. `ping` and unknown events are ignored.
+ * - `message_start` opens the message (model, input usage); `content_block_start` opens a block
+ *   (a tool call's id and name are yielded at once); `text_delta` yields text; `input_json_delta`
+ *   yields a tool call's arguments under the block's tool index (or text, for the
+ *   structured-output tool); `thinking_delta` and `signature_delta` grow a `thinking` block
+ *   (kept whole for the response's reasoning items, not yielded); `message_delta` sets the stop
+ *   reason and the final usage; `message_stop` ends it. `ping` and unknown events are ignored.
  * - Argument deltas are the server's raw JSON pieces; the final response carries
  *   `JSON.stringify(input)`, as `complete` does, which may differ from their concatenation in
  *   whitespace only.
+ * - `toolIndexOffset` numbers this message's tool calls after those of earlier segments of the
+ *   same turn (a turn continued after `pause_turn`).
+ * - Usage stays `undefined` when no event carried any.
  *
  * @throws ProviderError `provider_stream` for events out of order, a tool input that is not
  * JSON, or a stream that ends before `message_stop`.
@@ -59,19 +63,22 @@ export async function* foldAnthropicStream(
   events: AsyncIterable<unknown>,
   fallbackModel: string,
   schemaTool: string | undefined,
-): AsyncGenerator<ProviderDelta> {
+  toolIndexOffset = 0,
+): AsyncGenerator<ProviderDelta, FoldedMessage> {
   let model: string = fallbackModel;
   let started = false;
   let stopped = false;
   let stopReason: unknown = null;
-  let usage: Record<string, unknown> = {};
+  let usage: Record<string, unknown> | undefined;
   const blocks = new Map<number, OpenBlock>();
-  let toolCount = 0;
+  let toolCount = toolIndexOffset;
 
   const mergeUsage = (next: unknown) => {
     if (!isObject(next)) return;
+    const merged: Record<string, unknown> = usage ?? {};
     for (const [key, value] of Object.entries(next))
-      if (value !== null && value !== undefined) usage[key] = value;
+      if (value !== null && value !== undefined) merged[key] = value;
+    usage = merged;
   };
 
   for await (const raw of events) {
@@ -86,7 +93,7 @@ export async function* foldAnthropicStream(
       case "message_start": {
         const message = isObject(event.message) ? event.message : {};
         if (typeof message.model === "string" && message.model !== "") model = message.model;
-        usage = {};
+        usage = undefined;
         mergeUsage(message.usage);
         started = true;
         break;
@@ -98,8 +105,7 @@ export async function* foldAnthropicStream(
           throw streamError(model, "sent a content_block_start without an index or a block");
         }
         const open: OpenBlock = {
-          type: block.type,
-          text: typeof block.text === "string" ? block.text : "",
+          block: { ...block, type: block.type },
           json: "",
           sawJson: false,
           toolIndex: -1,
@@ -107,15 +113,23 @@ export async function* foldAnthropicStream(
           closed: false,
         };
         blocks.set(index, open);
-        if (block.type === "text" && open.text !== "") yield { type: "text", text: open.text };
+        if (block.type === "text") {
+          open.block.text = typeof block.text === "string" ? block.text : "";
+          if (open.block.text !== "") yield { type: "text", text: open.block.text as string };
+        }
+        if (block.type === "thinking") {
+          open.block.thinking = typeof block.thinking === "string" ? block.thinking : "";
+          open.block.signature = typeof block.signature === "string" ? block.signature : "";
+        }
         if (block.type === "tool_use") {
-          open.id = typeof block.id === "string" ? block.id : "";
-          open.name = typeof block.name === "string" ? block.name : "";
-          open.input = block.input;
-          open.isAnswer = schemaTool !== undefined && open.name === schemaTool;
+          const id = typeof block.id === "string" ? block.id : "";
+          const name = typeof block.name === "string" ? block.name : "";
+          open.block.id = id;
+          open.block.name = name;
+          open.isAnswer = schemaTool !== undefined && name === schemaTool;
           if (!open.isAnswer) {
             open.toolIndex = toolCount++;
-            yield { type: "tool_call", index: open.toolIndex, id: open.id, name: open.name };
+            yield { type: "tool_call", index: open.toolIndex, id, name };
           }
         }
         break;
@@ -130,8 +144,12 @@ export async function* foldAnthropicStream(
           );
         }
         if (delta.type === "text_delta" && typeof delta.text === "string") {
-          open.text += delta.text;
+          open.block.text = `${open.block.text ?? ""}${delta.text}`;
           if (delta.text !== "") yield { type: "text", text: delta.text };
+        } else if (delta.type === "thinking_delta" && typeof delta.thinking === "string") {
+          open.block.thinking = `${open.block.thinking ?? ""}${delta.thinking}`;
+        } else if (delta.type === "signature_delta" && typeof delta.signature === "string") {
+          open.block.signature = `${open.block.signature ?? ""}${delta.signature}`;
         } else if (delta.type === "input_json_delta" && typeof delta.partial_json === "string") {
           open.json += delta.partial_json;
           open.sawJson = true;
@@ -150,23 +168,23 @@ export async function* foldAnthropicStream(
           );
         }
         open.closed = true;
-        if (open.type !== "tool_use") break;
+        if (open.block.type !== "tool_use") break;
         if (open.sawJson) {
-          if (open.json.trim() === "") open.input = {};
+          if (open.json.trim() === "") open.block.input = {};
           else {
             try {
-              open.input = JSON.parse(open.json);
+              open.block.input = JSON.parse(open.json);
             } catch (cause) {
               throw new ProviderError(
                 "provider_stream",
-                `The Anthropic stream for model "${model}" sent tool input for "${open.name}" that is not valid JSON: ${open.json.slice(0, 200)}`,
+                `The Anthropic stream for model "${model}" sent tool input for "${String(open.block.name)}" that is not valid JSON: ${open.json.slice(0, 200)}`,
                 { cause, retryable: false, status: 200 },
               );
             }
           }
-        } else if (isObject(open.input) && Object.keys(open.input).length > 0) {
+        } else if (isObject(open.block.input) && Object.keys(open.block.input).length > 0) {
           // The whole input came with the block start; hand it on as one piece.
-          const args = JSON.stringify(open.input);
+          const args = JSON.stringify(open.block.input);
           if (open.isAnswer) yield { type: "text", text: args };
           else yield { type: "tool_call", index: open.toolIndex, arguments: args };
         }
@@ -189,15 +207,6 @@ export async function* foldAnthropicStream(
 
   if (!started || !stopped) throw cutError(model);
 
-  const content: AnthropicBlockLike[] = [...blocks.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([, b]) => ({ type: b.type, text: b.text, id: b.id, name: b.name, input: b.input }));
-  yield {
-    type: "response",
-    response: fromAnthropicMessage(
-      { model, content, stop_reason: stopReason, usage },
-      fallbackModel,
-      schemaTool,
-    ),
-  };
+  const content = [...blocks.entries()].sort(([a], [b]) => a - b).map(([, b]) => b.block);
+  return { model, content, stop_reason: stopReason, ...(usage ? { usage } : {}) };
 }

@@ -8,6 +8,7 @@ import type {
   ToolUseBlockParam,
 } from "@anthropic-ai/sdk/resources/messages";
 import { type JsonObject, type Message, ProviderError, type ProviderRequest } from "@openrath/core";
+import { fromReasoningItems } from "./thinking-blocks.js";
 
 /** Provider-level defaults a request falls back on. */
 export interface RequestDefaults {
@@ -91,7 +92,9 @@ function toBlocks(message: Exclude<Message, { role: "system" }>): {
       // Anthropic rejects empty text blocks.
       return { role: "user", blocks: message.content === "" ? [] : [text(message.content)] };
     case "assistant": {
-      const blocks: ContentBlockParam[] = [];
+      // Thinking first: with extended thinking on, the API rejects a tool loop whose assistant
+      // turn does not start with the thinking blocks it produced.
+      const blocks: ContentBlockParam[] = fromReasoningItems(message.reasoning);
       if (message.content) blocks.push(text(message.content));
       for (const call of message.tool_calls ?? []) {
         const block: ToolUseBlockParam = {
@@ -120,6 +123,8 @@ function toBlocks(message: Exclude<Message, { role: "system" }>): {
  * Translates OpenAI-shaped messages to Anthropic's `system` + alternating `messages`.
  *
  * - Every system message, wherever it stands, joins the `system` field (blank line between).
+ * - An assistant turn's Anthropic `reasoning` items go back first, as the `thinking` and
+ *   `redacted_thinking` blocks they were; other providers' items are left out.
  * - `tool` messages become `tool_result` blocks of a user turn; consecutive turns of one role are
  *   merged into one, since Anthropic requires alternation.
  * - In a merged user turn, `tool_result` blocks come first (Anthropic requires them to open the

@@ -130,8 +130,9 @@ function slices(text: string, size: number): string[] {
  * The event sequence the service streams for `message`: `message_start` (empty content, input
  * usage, `output_tokens: 1`), `ping`, per block `content_block_start` / deltas /
  * `content_block_stop` (tool input as `input_json_delta` pieces of its JSON, formatted with a
- * space after colons and commas as the service does), `message_delta` (stop reason, output
- * usage) and `message_stop`.
+ * space after colons and commas as the service does; a `thinking` block as `thinking_delta`
+ * pieces then one `signature_delta`; other blocks whole in their start event), `message_delta`
+ * (stop reason, output usage) and `message_stop`.
  */
 export function streamEvents(message: WireMessage, shape: StreamShape = {}): SseEvent[] {
   const full = wireMessage(message);
@@ -186,7 +187,32 @@ export function streamEvents(message: WireMessage, shape: StreamShape = {}): Sse
           data: { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } },
         });
       }
+    } else if (block.type === "thinking") {
+      // The thinking text streams as thinking_delta pieces; the signature comes last, whole.
+      events.push({
+        event: "content_block_start",
+        data: {
+          type: "content_block_start",
+          index,
+          content_block: { type: "thinking", thinking: "", signature: "" },
+        },
+      });
+      for (const thinking of slices(String(block.thinking ?? ""), shape.textChunk ?? 4)) {
+        events.push({
+          event: "content_block_delta",
+          data: { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking } },
+        });
+      }
+      events.push({
+        event: "content_block_delta",
+        data: {
+          type: "content_block_delta",
+          index,
+          delta: { type: "signature_delta", signature: String(block.signature ?? "") },
+        },
+      });
     } else {
+      // Blocks that do not stream (redacted_thinking, server tool blocks) come whole with the start.
       events.push({
         event: "content_block_start",
         data: { type: "content_block_start", index, content_block: block },
