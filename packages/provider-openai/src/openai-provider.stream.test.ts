@@ -407,6 +407,23 @@ describe("stream", () => {
     expect(error.message).toMatch(/The server had an error/);
   });
 
+  it("marks an error event after streamed text as not retryable, whatever its type", async () => {
+    for (const type of ["server_error", "rate_limit_exceeded"]) {
+      server.enqueue({
+        type: "stream",
+        events: [
+          ...chatCompletionChunks({ content: ["Partial"] }).slice(0, 2),
+          { data: { error: { message: "Overloaded.", type, param: null, code: null } } },
+        ],
+      });
+      const seen: ProviderDelta[] = [];
+      const error = await failure(provider().stream!(hello), seen);
+      expect(seen).toEqual([{ type: "text", text: "Partial" }]);
+      expect(error.retryable).toBe(false);
+      expect(error.message).toMatch(/already streamed/);
+    }
+  });
+
   it.each([
     ["rate_limit_exceeded", "provider_rate_limited", true],
     ["invalid_request_error", "provider_bad_request", false],

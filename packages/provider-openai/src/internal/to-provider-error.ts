@@ -124,19 +124,25 @@ function fromStatus(error: APIError & { status: number }, context: ErrorContext)
 function fromStreamErrorEvent(error: APIError, context: ErrorContext): ProviderError {
   const kind = `${error.type ?? ""} ${error.code ?? ""}`.toLowerCase();
   const message = serverMessage(error);
-  const opts = { cause: error, details: details(error, context) };
+  // After output reached the caller nothing is retryable: a retry would repeat what it has seen.
+  const opts = {
+    cause: error,
+    details: details(error, context),
+    ...(context.started ? { retryable: false } : {}),
+  };
   const where = `model "${context.model}"`;
+  const delivered = context.started ? " Part of the reply was already streamed, so it is not retried." : "";
   if (kind.includes("rate_limit")) {
     return new ProviderError(
       "provider_rate_limited",
-      `Rate limited mid-stream on ${where}: ${message} Lower the request rate or retry later.`,
+      `Rate limited mid-stream on ${where}: ${message} Lower the request rate or retry later.${delivered}`,
       opts,
     );
   }
   if (kind.includes("server_error") || kind.includes("overloaded") || kind.includes("unavailable")) {
     return new ProviderError(
       "provider_unavailable",
-      `The server failed mid-stream on ${where}: ${message} Retry later.`,
+      `The server failed mid-stream on ${where}: ${message}${delivered || " Retry later."}`,
       opts,
     );
   }
