@@ -1,6 +1,12 @@
 import { libraryConfig } from "@openrath/tooling/tsup";
 
 export default libraryConfig(
-  { index: "src/index.ts", sandbox: "src/sandbox/index.ts", memory: "src/memory/index.ts" },
+  {
+    index: "src/index.ts",
+    sandbox: "src/sandbox/index.ts",
+    memory: "src/memory/index.ts",
+    provider: "src/provider/index.ts",
+    artifacts: "src/artifacts/index.ts",
+  },
   { external: ["vitest"] },
 );

@@ -115,11 +115,8 @@ export function filesystemArtifactStore(options: FilesystemArtifactStoreOptions)
             { details: { tenant, digest, size: putOptions.size, actualSize: existing.size } },
           );
         }
-        const now = new Date();
-        await utimes(objectPath(tenant, digest), now, now).catch((error) => {
-          if (errno(error) !== "ENOENT") throw fsError(error, "touch", tenant, digest);
-        });
-        return info(tenant, digest, existing.size);
+        if (await touch(objectPath(tenant, digest), tenant, digest))
+          return info(tenant, digest, existing.size);
       }
     }
     const source = createArtifactSource(body, { ...putOptions, tenant, maxBytes });
@@ -265,6 +262,18 @@ async function writeAll(handle: FileHandle, source: AsyncIterable<Uint8Array>): 
     if (batched >= WRITE_BATCH) await flush();
   }
   await flush();
+}
+
+/** Moves a file's modification time to now; `false` when it vanished meanwhile. */
+async function touch(path: string, tenant: string, digest: string): Promise<boolean> {
+  const now = new Date();
+  try {
+    await utimes(path, now, now);
+    return true;
+  } catch (error) {
+    if (errno(error) === "ENOENT") return false;
+    throw fsError(error, "refresh", tenant, digest);
+  }
 }
 
 async function syncDirectory(dir: string): Promise<void> {
