@@ -209,7 +209,8 @@ describe("Agent.run: the loop", () => {
     expect(out.lineage.op).toBe("loop");
     expect(out.lineage.operator).toBe("greeter");
     expect(out.lineage.parents.map((p) => p.id)).toEqual([input.id]);
-    expect(out.lineage.extras).toEqual({});
+    // The loop node records its branch and request digest for replays, nothing else.
+    expect(Object.keys(out.lineage.extras).sort()).toEqual(["replay.branch", "replay.request"]);
     expect(input.length).toBe(1);
     expect(out.text()).toBe("hello");
     expect(out.at(-1)!.sessionId).toBe(out.id);
@@ -339,7 +340,7 @@ describe("Agent.run: maxTurns", () => {
     const out = await agent.run(Session.fromUserMessage("hi"));
     expect(provider.callCount).toBe(3);
     expect(toolResults(out)).toHaveLength(3);
-    expect(out.lineage.extras).toEqual({ "loop.truncated": true, "loop.max_turns": 3 });
+    expect(out.lineage.extras).toMatchObject({ "loop.truncated": true, "loop.max_turns": 3 });
     expect(out.lineage.op).toBe("loop");
     expect(out.at(-1)).toMatchObject({
       kind: "event",
@@ -354,7 +355,7 @@ describe("Agent.run: maxTurns", () => {
     const out = await new Agent({ name: "a", provider, tools: [echo], maxTurns: 2 }).run(
       Session.fromUserMessage("hi"),
     );
-    expect(out.lineage.extras).toEqual({});
+    expect(out.lineage.extras["loop.truncated"]).toBeUndefined();
     expect(out.chunks.some((c) => c.kind === "event")).toBe(false);
   });
 });
@@ -978,12 +979,48 @@ describe("Agent.run: events", () => {
     });
   });
 
-  it("emits no tool_start for calls refused before running", async () => {
-    const provider = new ScriptedProvider([{ toolCalls: [{ name: "ghost" }] }, { text: "done" }]);
-    const events: RunEvent[] = [];
-    await new Agent({ name: "a", provider }).run(Session.fromUserMessage("hi"), {
-      onEvent: (e) => events.push(e),
+  it("emits tool_start and tool_end with the error result for calls refused before running", async () => {
+    const echo = defineTool<{ text: string }>({
+      name: "echo",
+      description: "",
+      parameters: {
+        type: "object",
+        properties: { text: { type: "string" } },
+        required: ["text"],
+        additionalProperties: false,
+      },
+      execute: ({ text }) => ({ echoed: text }),
     });
-    expect(events.some((e) => e.type === "tool_start" || e.type === "tool_end")).toBe(false);
+    const provider = new ScriptedProvider([
+      {
+        toolCalls: [
+          { name: "ghost", id: "c1" },
+          { name: "echo", id: "c2", arguments: "{not json" },
+          { name: "echo", id: "c3", arguments: { text: 1 } },
+          { name: "echo", id: "c4", arguments: { text: "denied" } },
+        ],
+      },
+      { text: "done" },
+    ]);
+    const events: RunEvent[] = [];
+    const out = await new Agent({
+      name: "a",
+      provider,
+      tools: [echo],
+      toolPolicy: { maxCalls: 0 },
+    }).run(Session.fromUserMessage("hi"), { onEvent: (e) => events.push(e) });
+    const tools = events.filter((e) => e.type === "tool_start" || e.type === "tool_end");
+    const kind = (content: string) => JSON.parse(content).error_kind;
+    for (const id of ["c1", "c2", "c3", "c4"]) {
+      const mine = tools.filter((e) => (e as { callId: string }).callId === id);
+      expect(mine.map((e) => e.type)).toEqual(["tool_start", "tool_end"]);
+      const end = mine[1] as Extract<RunEvent, { type: "tool_end" }>;
+      expect(end.isError).toBe(true);
+      const result = out.chunks.find((c) => c.kind === "tool_result" && c.toolCallId === id);
+      expect(end.content).toBe((result as { content: string }).content);
+    }
+    expect(
+      tools.filter((e) => e.type === "tool_end").map((e) => kind((e as { content: string }).content)),
+    ).toEqual(["unknown_tool", "invalid_tool_arguments", "invalid_tool_arguments", "tool_policy_denied"]);
   });
 });

@@ -4,7 +4,7 @@
  * accumulation and the retrying call wrappers, request fingerprints. Application code writes
  * against the main entry; these are for the packages that implement a contract.
  */
-export { requestFingerprint } from "./agent.js";
+export { type Branch, createRunScope } from "./call-position.js";
 export { chunkToMessage } from "./chunk.js";
 export {
   extractMemories,
@@ -30,6 +30,7 @@ export {
   parseRecallArgs,
 } from "./memory-input.js";
 export { callProvider, DeltaAccumulator, retryDelay, streamProvider } from "./provider.js";
+export { requestFingerprint } from "./request-fingerprint.js";
 export { type HeaderSource, parseRetryAfter } from "./retry-after.js";
 export {
   checkEnv,

@@ -98,7 +98,7 @@ describe("Compressor.run", () => {
     expect(out.lineage.op).toBe("compress");
     expect(out.lineage.operator).toBe("squash");
     expect(out.lineage.parents.map((p) => p.id)).toEqual([input.id]);
-    expect(out.lineage.extras).toEqual({
+    expect(out.lineage.extras).toMatchObject({
       "compression.lossy": true,
       "compression.chunks_in": input.length,
       "compression.rows_out": 1,

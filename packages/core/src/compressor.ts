@@ -1,7 +1,10 @@
-import { type RunOptions, requestFingerprint } from "./agent.js";
+import type { RunOptions } from "./agent-options.js";
+import { BRANCH_EXTRA, branchLabel, REQUEST_EXTRA, withScope } from "./call-position.js";
 import { OpenRathError } from "./errors.js";
-import { callProvider, type ProviderRequest, type ProviderV1, type RetryPolicy } from "./provider.js";
-import { overBudget } from "./selector.js";
+import type { JsonValue } from "./json.js";
+import { callModel } from "./model-call.js";
+import type { ProviderRequest, ProviderV1, RetryPolicy } from "./provider.js";
+import { requestDigest } from "./request-fingerprint.js";
 import type { Session } from "./session.js";
 import { carryUsage } from "./usage.js";
 
@@ -38,7 +41,9 @@ export class Compressor {
   }
 
   /** The summary session. */
-  async run(session: Session, run: RunOptions = {}): Promise<Session> {
+  async run(session: Session, options: RunOptions = {}): Promise<Session> {
+    const run = withScope(options);
+    const branch = run.scope.child(run.scope.branchOf(session.lineage), "compress", this.name);
     const author = run.path ? `${run.path}/${this.name}` : this.name;
     const request: ProviderRequest = {
       messages: [
@@ -50,13 +55,19 @@ export class Compressor {
       ],
       toolChoice: "none",
     };
-    const over = run.budget?.exceeded();
-    if (over) throw overBudget(session, this.name, author, over);
-    const response = await callProvider(this.options.provider, request, {
-      ...(run.signal ? { signal: run.signal } : {}),
+    const { response, fingerprint } = await callModel({
+      kind: "Compressor",
+      by: this.name,
+      author,
+      provider: this.options.provider,
+      request,
+      position: { branch: branch.key, label: branchLabel(branch), index: 0 },
+      streaming: false,
       ...(this.options.retry ? { retry: this.options.retry } : {}),
+      run,
+      signal: run.signal,
+      session,
     });
-    run.budget?.charge(response.usage, response.model);
     const summary = response.content?.trim() ?? "";
     const problem =
       response.toolCalls.length > 0
@@ -84,6 +95,8 @@ export class Compressor {
         "compression.lossy": true,
         "compression.chunks_in": session.length,
         "compression.rows_out": 1,
+        [BRANCH_EXTRA]: branch.key,
+        [REQUEST_EXTRA]: requestDigest(request, this.options.instructions ? 1 : 0) as unknown as JsonValue,
       },
       chunks: [
         {
@@ -92,7 +105,7 @@ export class Compressor {
           content: summary,
           ...(response.usage ? { usage: response.usage } : {}),
           model: response.model,
-          requestHash: requestFingerprint(request),
+          requestHash: fingerprint,
           carriedUsage: carryUsage(session.chunks),
         },
       ],

@@ -1,13 +1,24 @@
+export { Agent } from "./agent.js";
 export {
-  Agent,
   type AgentEvent,
   type AgentOptions,
   type AgentRequestOptions,
   AgentRunError,
+  type CallHooks,
+  type ModelCall,
   type RunEvent,
   type RunOptions,
-} from "./agent.js";
-export { Budget, BudgetExceededError, type BudgetLimits } from "./budget.js";
+  type ToolDispatch,
+  type ToolOutcome,
+} from "./agent-options.js";
+export {
+  Budget,
+  BudgetExceededError,
+  type BudgetHold,
+  type BudgetLimits,
+  type BudgetRefusal,
+  type BudgetStopCode,
+} from "./budget.js";
 export {
   listWorkspaceFiles,
   readWorkspaceFile,
@@ -17,6 +28,7 @@ export {
   workspacePathExists,
   writeWorkspaceFile,
 } from "./builtin-tools.js";
+export type { CallPosition, RunScope } from "./call-position.js";
 export {
   type AssistantChunk,
   type CarriedUsage,
@@ -135,7 +147,9 @@ export type { ToolPolicy } from "./tool-policy.js";
 export {
   costOf,
   formatUsageTable,
+  type ModelPrice,
   type PriceTable,
+  priceFor,
   sumUsage,
   type Usage,
   type UsageReport,

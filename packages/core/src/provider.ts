@@ -1,3 +1,4 @@
+import type { CallPosition } from "./call-position.js";
 import type { Message, ReasoningItem, ToolCall } from "./chunk.js";
 import { OpenRathError, type OpenRathErrorOptions } from "./errors.js";
 import type { JsonObject } from "./json.js";
@@ -98,6 +99,12 @@ export type ProviderDelta =
 export interface ProviderCallOptions {
   /** Cancels the call; the provider rejects with code `aborted`. */
   readonly signal?: AbortSignal;
+  /**
+   * Where the call sits in its run (branch and number on it), when a run makes it. Vendors ignore
+   * it; `ReplayProvider` answers by it, so parallel branches with the same request get their own
+   * recorded answers.
+   */
+  readonly position?: CallPosition;
 }
 
 /**
@@ -213,59 +220,72 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /**
- * Calls `provider.complete`, retrying transient {@link ProviderError}s with exponential backoff
- * and jitter (or the server's retry-after). Any other error, an abort, or the last attempt's
- * error is thrown as is.
+ * `promise`, or a rejection with `onAbort()` as soon as `signal` fires, whichever comes first: an
+ * abort returns promptly even when the work behind `promise` ignores the signal.
  */
-export async function callProvider(
-  provider: ProviderV1,
-  request: ProviderRequest,
-  options: ProviderCallOptions & { retry?: RetryPolicy } = {},
-): Promise<ProviderResponse> {
-  const attempts = Math.max(1, options.retry?.maxAttempts ?? 4);
-  for (let attempt = 1; ; attempt++) {
-    if (options.signal?.aborted) throw abortError(options.signal);
-    try {
-      return await provider.complete(request, options.signal ? { signal: options.signal } : {});
-    } catch (error) {
-      if (!ProviderError.isInstance(error) || !(error as ProviderError).retryable || attempt >= attempts)
-        throw error;
-      const delayMs = retryDelay(attempt, error as ProviderError, options.retry);
-      options.retry?.onRetry?.({ attempt, delayMs, error: error as ProviderError });
-      await sleep(delayMs, options.signal);
-    }
+export function raceAbort<T>(
+  promise: Promise<T>,
+  signal: AbortSignal | undefined,
+  onAbort: () => unknown,
+): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(onAbort());
   }
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(onAbort());
+    signal.addEventListener("abort", abort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", abort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener("abort", abort);
+        reject(error);
+      },
+    );
+  });
 }
 
+type RetryOptions = ProviderCallOptions & { retry?: RetryPolicy };
+
 /**
- * Streams from `provider`, retrying transient failures that happen before the first delta (a
- * stream that already produced output is not replayed: its error is thrown). Falls back to
- * `complete` for providers without `stream`, yielding the text as one delta.
+ * The one retry loop behind {@link callProvider} and {@link streamProvider}: opens an attempt's
+ * deltas, passes them on, and on a transient {@link ProviderError} before the first delta waits
+ * (backoff with jitter, or the server's retry-after) and tries again. An abort ends it at once,
+ * even inside a provider that ignores its signal.
  */
-export async function* streamProvider(
-  provider: ProviderV1,
-  request: ProviderRequest,
-  options: ProviderCallOptions & { retry?: RetryPolicy } = {},
+async function* withRetries(
+  open: (options: ProviderCallOptions) => AsyncIterable<ProviderDelta>,
+  options: RetryOptions,
 ): AsyncGenerator<ProviderDelta> {
-  if (!provider.stream) {
-    const response = await callProvider(provider, request, options);
-    if (response.content) yield { type: "text", text: response.content };
-    yield { type: "response", response };
-    return;
-  }
   const attempts = Math.max(1, options.retry?.maxAttempts ?? 4);
+  const signal = options.signal;
+  const callOptions: ProviderCallOptions = {
+    ...(signal ? { signal } : {}),
+    ...(options.position ? { position: options.position } : {}),
+  };
   for (let attempt = 1; ; attempt++) {
-    if (options.signal?.aborted) throw abortError(options.signal);
+    if (signal?.aborted) throw abortError(signal);
     let started = false;
+    const iterator = open(callOptions)[Symbol.asyncIterator]();
     try {
-      for await (const delta of provider.stream(request, options.signal ? { signal: options.signal } : {})) {
+      for (;;) {
+        const next = await raceAbort(iterator.next(), signal, () => {
+          // Do not wait for a provider that ignores its signal to wind down.
+          void iterator.return?.()?.catch?.(() => {});
+          return abortError(signal!);
+        });
+        if (next.done) return;
         started = true;
-        yield delta;
+        yield next.value;
       }
-      return;
     } catch (error) {
       if (
         started ||
+        signal?.aborted ||
         !ProviderError.isInstance(error) ||
         !(error as ProviderError).retryable ||
         attempt >= attempts
@@ -273,9 +293,53 @@ export async function* streamProvider(
         throw error;
       const delayMs = retryDelay(attempt, error as ProviderError, options.retry);
       options.retry?.onRetry?.({ attempt, delayMs, error: error as ProviderError });
-      await sleep(delayMs, options.signal);
+      await sleep(delayMs, signal);
     }
   }
+}
+
+async function* completeAsStream(
+  provider: ProviderV1,
+  request: ProviderRequest,
+  options: ProviderCallOptions,
+  withText: boolean,
+): AsyncGenerator<ProviderDelta> {
+  const response = await provider.complete(request, options);
+  if (withText && response.content) yield { type: "text", text: response.content };
+  yield { type: "response", response };
+}
+
+/**
+ * Calls `provider.complete`, retrying transient {@link ProviderError}s with exponential backoff
+ * and jitter (or the server's retry-after). Any other error, an abort, or the last attempt's
+ * error is thrown as is.
+ */
+export async function callProvider(
+  provider: ProviderV1,
+  request: ProviderRequest,
+  options: RetryOptions = {},
+): Promise<ProviderResponse> {
+  for await (const delta of withRetries((o) => completeAsStream(provider, request, o, false), options)) {
+    if (delta.type === "response") return delta.response;
+  }
+  throw new ProviderError("provider_response", `The "${provider.name}" provider returned no response.`);
+}
+
+/**
+ * Streams from `provider`, retrying transient failures that happen before the first delta (a
+ * stream that already produced output is not replayed: its error is thrown). Falls back to
+ * `complete` for providers without `stream`, yielding the text as one delta.
+ */
+export function streamProvider(
+  provider: ProviderV1,
+  request: ProviderRequest,
+  options: RetryOptions = {},
+): AsyncGenerator<ProviderDelta> {
+  const stream = provider.stream?.bind(provider);
+  return withRetries(
+    stream ? (o) => stream(request, o) : (o) => completeAsStream(provider, request, o, true),
+    options,
+  );
 }
 
 /**

@@ -99,9 +99,13 @@ describe("ReplayProvider: agents", () => {
     const miss = error.cause as ProviderError;
     expect(ProviderError.isInstance(miss, "replay_miss")).toBe(true);
     expect(miss.retryable).toBe(false);
-    expect(miss.message).toMatch(/^Replay diverged at model call 1: no recorded turn answers this request/);
+    expect(miss.message).toMatch(
+      /^Replay diverged at model call 1 \(call 1 on branch leaf_user › loop:researcher\): no recorded turn answers this request/,
+    );
     expect(miss.message).toContain('the last user: "Populations of Nara?"');
-    expect(miss.message).toContain("The next recorded turn, by researcher, answered a different request");
+    expect(miss.message).toContain(
+      'The next recorded call on this branch, by researcher, answered a different request: message 1 was user: "Populations of Kyoto and Osaka?"; now user: "Populations of Nara?"',
+    );
     expect(miss.details).toMatchObject({ call: 1, messages: 2, replayed: 0, remaining: 2 });
     expect(error.session.at(-1)).toMatchObject({ name: "agent.error", data: { code: "replay_miss" } });
   });
@@ -122,7 +126,7 @@ describe("ReplayProvider: agents", () => {
     const error = await failure(agent(ReplayProvider.from(recorded)).run(input));
     const miss = error.cause as ProviderError;
     expect(miss.code).toBe("replay_miss");
-    expect(miss.message).toMatch(/^Replay diverged at model call 2:/);
+    expect(miss.message).toMatch(/^Replay diverged at model call 2 \(call 2 on branch leaf_user › loop:r\):/);
     expect(miss.details).toMatchObject({ call: 2, replayed: 1, remaining: 1 });
     expect(error.session.chunks.filter((c) => c.kind === "assistant")).toHaveLength(1);
   });
@@ -136,7 +140,9 @@ describe("ReplayProvider: agents", () => {
     const agent = new Agent({ name: "a", provider: replay });
     await agent.run(input);
     const error = await failure(agent.run(input));
-    expect((error.cause as Error).message).toContain("Every recorded turn has been replayed already.");
+    expect((error.cause as Error).message).toContain(
+      "Every recorded call on this branch has been replayed already: the branch now makes more calls than it did.",
+    );
   });
 
   it("replays a workflow of parallel forks from the merged result", async () => {

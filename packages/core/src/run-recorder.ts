@@ -1,4 +1,4 @@
-import type { RunEvent } from "./agent.js";
+import type { RunEvent } from "./agent-options.js";
 import type { Chunk } from "./chunk.js";
 import type { Session } from "./session.js";
 

@@ -124,7 +124,7 @@ describe("Selector with a router model", () => {
     );
     const chunk = decision(route.session);
     expect(chunk.author).toBe("mams/triage");
-    expect(chunk.data).toEqual({
+    expect(chunk.data).toMatchObject({
       selector: "triage",
       candidates: ["coder", "writer", "researcher"],
       index: 1,
@@ -135,6 +135,9 @@ describe("Selector with a router model", () => {
       model: "router-model",
       usage: { promptTokens: 40, completionTokens: 2, totalTokens: 42 },
     });
+    // The branch it decided on and a digest of its request, for replays.
+    expect(typeof (chunk.data as { branch?: unknown }).branch).toBe("string");
+    expect((chunk.data as { request?: { head: unknown[] } }).request?.head).toHaveLength(1);
     expect(chunk.usage).toEqual({ promptTokens: 40, completionTokens: 2, totalTokens: 42 });
     expect(chunk.model).toBe("router-model");
   });

@@ -1,7 +1,10 @@
-import { type RunOptions, requestFingerprint } from "./agent.js";
-import { BudgetExceededError } from "./budget.js";
+import type { RunOptions } from "./agent-options.js";
+import { branchLabel, withScope } from "./call-position.js";
 import { OpenRathError } from "./errors.js";
-import { callProvider, type ProviderRequest, type ProviderV1, type RetryPolicy } from "./provider.js";
+import type { JsonValue } from "./json.js";
+import { callModel } from "./model-call.js";
+import type { ProviderRequest, ProviderV1, RetryPolicy } from "./provider.js";
+import { requestDigest } from "./request-fingerprint.js";
 import type { Session } from "./session.js";
 import { PassThrough, type Runnable } from "./workflow.js";
 
@@ -65,7 +68,9 @@ export class Selector {
   }
 
   /** Chooses a candidate for `session`. */
-  async route(session: Session, candidates: readonly Runnable[], run: RunOptions = {}): Promise<Route> {
+  async route(session: Session, candidates: readonly Runnable[], options: RunOptions = {}): Promise<Route> {
+    const run = withScope(options);
+    const branch = run.scope.child(run.scope.branchOf(session.lineage), "select", this.name);
     const author = run.path ? `${run.path}/${this.name}` : this.name;
     const names = candidates.map((c) => c.name);
     let index = -1;
@@ -94,21 +99,29 @@ export class Selector {
         ],
         toolChoice: "none",
       };
-      const over = run.budget?.exceeded();
-      if (over) throw overBudget(session, this.name, author, over);
-      const response = await callProvider(this.options.provider!, request, {
-        ...(run.signal ? { signal: run.signal } : {}),
+      const { response, fingerprint } = await callModel({
+        kind: "Selector",
+        by: this.name,
+        author,
+        provider: this.options.provider!,
+        request,
+        position: { branch: branch.key, label: branchLabel(branch), index: 0 },
+        streaming: false,
         ...(this.options.retry ? { retry: this.options.retry } : {}),
+        run,
+        signal: run.signal,
+        session,
       });
-      run.budget?.charge(response.usage, response.model);
       const match = /-?\d+/.exec(response.content ?? "");
       const parsed = match ? Number.parseInt(match[0], 10) : Number.NaN;
       index = parsed >= 0 && parsed < candidates.length ? parsed : -1;
       reason = index >= 0 ? "model" : match ? `model replied ${parsed}` : "model reply had no number";
       recorded = {
-        requestHash: requestFingerprint(request),
+        requestHash: fingerprint,
         reply: response.content,
         model: response.model,
+        branch: branch.key,
+        request: requestDigest(request, 1) as unknown as JsonValue,
       };
       if (response.usage) recorded.usage = { ...response.usage };
     }
@@ -136,20 +149,4 @@ export class Selector {
     const { target, session: routed } = await this.route(session, candidates, options);
     return target.run(routed, options);
   }
-}
-
-/** The error (with the session recording it) for a model call refused by a spent run budget. */
-export function overBudget(
-  session: Session,
-  who: string,
-  author: string,
-  reason: string,
-): BudgetExceededError {
-  const recorded = session.append({
-    kind: "event",
-    name: "budget.exceeded",
-    author,
-    data: { by: who, reason },
-  });
-  return new BudgetExceededError(`${who} did not call the model: ${reason}.`, recorded, { reason });
 }

@@ -10,8 +10,13 @@ export interface Usage {
   readonly completionTokens: number;
   /** `promptTokens + completionTokens` unless the provider reported otherwise. */
   readonly totalTokens: number;
-  /** Part of `promptTokens` served from the provider's prompt cache, if reported. */
+  /** Part of `promptTokens` served from the provider's prompt cache (cache reads), if reported. */
   readonly cachedPromptTokens?: number;
+  /**
+   * Part of `promptTokens` written to the provider's prompt cache (Anthropic's
+   * `cache_creation_input_tokens`), if reported. Priced by `cacheWrite`.
+   */
+  readonly cacheWriteTokens?: number;
   /** Part of `completionTokens` spent on hidden reasoning, if reported. */
   readonly reasoningTokens?: number;
 }
@@ -29,19 +34,50 @@ export function addUsage(a: Usage, b: Usage): Usage {
   if (a.cachedPromptTokens !== undefined || b.cachedPromptTokens !== undefined) {
     out.cachedPromptTokens = (a.cachedPromptTokens ?? 0) + (b.cachedPromptTokens ?? 0);
   }
+  if (a.cacheWriteTokens !== undefined || b.cacheWriteTokens !== undefined) {
+    out.cacheWriteTokens = (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0);
+  }
   if (a.reasoningTokens !== undefined || b.reasoningTokens !== undefined) {
     out.reasoningTokens = (a.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0);
   }
   return out;
 }
 
+/** The price of one model in US dollars per million tokens. */
+export interface ModelPrice {
+  /** Prompt tokens that are neither cache reads nor cache writes. */
+  readonly input: number;
+  /** Completion tokens (reasoning included). */
+  readonly output: number;
+  /** Prompt tokens read from the prompt cache (`cachedPromptTokens`); defaults to `input`. */
+  readonly cachedInput?: number;
+  /** Prompt tokens written to the prompt cache (`cacheWriteTokens`); defaults to `input`. */
+  readonly cacheWrite?: number;
+}
+
 /**
- * Prices per model in US dollars per million tokens. `cachedInput` applies to cached prompt
- * tokens and defaults to `input`. Keys are model names as recorded on chunks.
+ * Prices per model in US dollars per million tokens. Keys are model names; a model name answered
+ * by a provider finds its price as {@link priceFor} says (a dated snapshot such as
+ * `gpt-4o-mini-2024-07-18` finds `gpt-4o-mini`).
  */
-export type PriceTable = Readonly<
-  Record<string, { readonly input: number; readonly output: number; readonly cachedInput?: number }>
->;
+export type PriceTable = Readonly<Record<string, ModelPrice>>;
+
+/** A trailing date stamp of a model snapshot: `-2024-07-18`, `-20241022`, `@20240620`. */
+const SNAPSHOT_DATE = /(?:-\d{4}-\d{2}-\d{2}|[-@]\d{8})$/;
+
+/**
+ * The price of `model` in `prices`: the entry named exactly `model`; else, for a dated snapshot,
+ * the entry named without its trailing date stamp (`gpt-4o-mini-2024-07-18` → `gpt-4o-mini`,
+ * `claude-3-5-sonnet-20241022` → `claude-3-5-sonnet`, `claude-3-5-sonnet@20240620` →
+ * `claude-3-5-sonnet`). Nothing else matches: no prefixes (`gpt-4o` never prices `gpt-4o-mini`),
+ * no case folding. `undefined` when neither is there.
+ */
+export function priceFor(prices: PriceTable, model: string): ModelPrice | undefined {
+  const exact = Object.hasOwn(prices, model) ? prices[model] : undefined;
+  if (exact) return exact;
+  const undated = model.replace(SNAPSHOT_DATE, "");
+  return undated !== model && Object.hasOwn(prices, undated) ? prices[undated] : undefined;
+}
 
 /** One row of a usage roll-up. */
 export interface UsageRow {
@@ -69,13 +105,18 @@ export interface UsageReport {
 /** Label used for chunks that carry no model, author or branch. */
 export const UNKNOWN = "unknown";
 
-/** Cost in US dollars of `usage` at `price`. */
-export function costOf(usage: Usage, price: PriceTable[string]): number {
+/**
+ * Cost in US dollars of `usage` at `price`: cache reads at `cachedInput`, cache writes at
+ * `cacheWrite`, the rest of the prompt at `input`, completion at `output`.
+ */
+export function costOf(usage: Usage, price: ModelPrice): number {
   const cached = Math.min(usage.cachedPromptTokens ?? 0, usage.promptTokens);
-  const fresh = usage.promptTokens - cached;
+  const written = Math.min(usage.cacheWriteTokens ?? 0, usage.promptTokens - cached);
+  const fresh = usage.promptTokens - cached - written;
   return (
     (fresh * price.input +
       cached * (price.cachedInput ?? price.input) +
+      written * (price.cacheWrite ?? price.input) +
       usage.completionTokens * price.output) /
     1e6
   );
@@ -96,6 +137,24 @@ export function sumUsage(chunks: Iterable<Chunk>): Usage {
     for (const entry of carried ?? []) total = addUsage(total, entry.usage);
   }
   return total;
+}
+
+/** Whether `chunk` records usage of its own or carries usage for chunks a summary replaced. */
+export function carriesUsage(chunk: Chunk): boolean {
+  const { usage, carried } = usageOf(chunk);
+  return usage !== undefined || carried !== undefined;
+}
+
+/**
+ * `total` plus the usage `chunk` records and carries (`total` itself when it has none). The caller
+ * decides whether the chunk counts (each chunk id counts once per session).
+ */
+export function addChunkUsage(total: Usage, chunk: Chunk): Usage {
+  const { usage, carried } = usageOf(chunk);
+  if (usage === undefined && carried === undefined) return total;
+  let sum = usage ? addUsage(total, usage) : total;
+  for (const entry of carried ?? []) sum = addUsage(sum, entry.usage);
+  return Object.freeze(sum);
 }
 
 /** The usage a chunk records itself, and the usage it carries for chunks a summary replaced. */
@@ -136,7 +195,7 @@ export function usageReport(chunks: Iterable<Chunk>, options: { prices?: PriceTa
     calls: number,
   ) => {
     const model = modelName ?? UNKNOWN;
-    const price = prices?.[model];
+    const price = prices ? priceFor(prices, model) : undefined;
     if (prices && !price) unpriced.add(model);
     const c = price ? costOf(usage, price) : 0;
     total = addUsage(total, usage);

@@ -1,4 +1,7 @@
-import { Agent, type RunEvent, type RunOptions } from "./agent.js";
+import { Agent } from "./agent.js";
+import type { RunEvent, RunOptions } from "./agent-options.js";
+import { withScope } from "./call-position.js";
+import { OpenRathError } from "./errors.js";
 import { AsyncQueue } from "./internal/async-queue.js";
 import type { Session } from "./session.js";
 
@@ -50,8 +53,11 @@ export abstract class Workflow implements Runnable {
   /** Runs `forward` with lineage and tracing around it. */
   async run(session: Session, options: RunOptions = {}): Promise<Session> {
     const path = options.path ? `${options.path}/${this.name}` : this.name;
+    // The scope numbers sibling branches in the order runs start: register the input now, before any await.
+    const scoped = withScope(options);
+    scoped.scope.branchOf(session.lineage);
     options.onEvent?.({ type: "workflow_start", workflow: this.name, path });
-    const result = await this.forward(session, { ...options, path });
+    const result = await this.forward(session, { ...scoped, path });
     const out =
       result === session
         ? result
@@ -61,21 +67,36 @@ export abstract class Workflow implements Runnable {
     return out;
   }
 
-  /** Runs the workflow, yielding every event of its agents and workflows, then `{ type: "session" }`. */
+  /**
+   * Runs the workflow, yielding every event of its agents and workflows, then `{ type: "session" }`.
+   * Leaving the loop early aborts the run (through the signal passed to every child).
+   */
   stream(session: Session, options: RunOptions = {}): AsyncIterable<RunEvent> {
-    const queue = new AsyncQueue<RunEvent>();
+    const controller = new AbortController();
+    const outer = options.signal;
+    const forward = () => controller.abort(outer?.reason);
+    if (outer?.aborted) forward();
+    else outer?.addEventListener("abort", forward, { once: true });
+    const queue = new AsyncQueue<RunEvent>(() =>
+      controller.abort(new OpenRathError("aborted", "The stream's consumer stopped reading.")),
+    );
     this.run(session, {
       ...options,
+      signal: controller.signal,
       onEvent: (event) => {
         options.onEvent?.(event);
         queue.push(event);
       },
     }).then(
       (out) => {
+        outer?.removeEventListener("abort", forward);
         queue.push({ type: "session", session: out });
         queue.end();
       },
-      (error) => queue.fail(error),
+      (error) => {
+        outer?.removeEventListener("abort", forward);
+        queue.fail(error);
+      },
     );
     return queue;
   }

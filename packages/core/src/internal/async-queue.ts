@@ -1,9 +1,14 @@
-/** A push/pull queue bridging callbacks to an async iterator (for `agent.stream`). */
+/**
+ * A push/pull queue bridging callbacks to an async iterator (for `agent.stream`). `onCancel` runs
+ * when the consumer leaves before the end (a `break` or `return` in `for await`, or a throw).
+ */
 export class AsyncQueue<T> implements AsyncIterable<T> {
   private readonly items: T[] = [];
   private waiting: ((result: IteratorResult<T>) => void) | undefined;
   private failure: { error: unknown } | undefined;
   private done = false;
+
+  constructor(private readonly onCancel?: () => void) {}
 
   push(item: T): void {
     if (this.done) return;
@@ -26,23 +31,35 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
-    while (true) {
-      if (this.items.length > 0) {
-        yield this.items.shift()!;
-        continue;
+    let finished = false;
+    try {
+      while (true) {
+        if (this.items.length > 0) {
+          yield this.items.shift()!;
+          continue;
+        }
+        if (this.done) {
+          finished = true;
+          if (this.failure) throw this.failure.error;
+          return;
+        }
+        const next = await new Promise<IteratorResult<T>>((resolve) => {
+          this.waiting = resolve;
+        });
+        if (next.done) {
+          finished = true;
+          if (this.failure) throw this.failure.error;
+          return;
+        }
+        yield next.value;
       }
-      if (this.done) {
-        if (this.failure) throw this.failure.error;
-        return;
+    } finally {
+      if (!finished) {
+        // The consumer left early: stop the producer and drop what it still sends.
+        this.done = true;
+        this.items.length = 0;
+        this.onCancel?.();
       }
-      const next = await new Promise<IteratorResult<T>>((resolve) => {
-        this.waiting = resolve;
-      });
-      if (next.done) {
-        if (this.failure) throw this.failure.error;
-        return;
-      }
-      yield next.value;
     }
   }
 }

@@ -1,0 +1,229 @@
+import type { AgentEvent, AgentOptions, RunOptions } from "./agent-options.js";
+import { AgentRunError } from "./agent-options.js";
+import { Budget, BudgetExceededError } from "./budget.js";
+import { SANDBOX_TOOLS } from "./builtin-tools.js";
+import { BRANCH_EXTRA, type Branch, branchLabel, REQUEST_EXTRA } from "./call-position.js";
+import type { AssistantChunk, Chunk, ChunkInput, Message } from "./chunk.js";
+import { OpenRathError } from "./errors.js";
+import type { JsonValue } from "./json.js";
+import { callModel } from "./model-call.js";
+import type { ProviderDelta, ProviderRequest, ProviderResponse, ProviderV1 } from "./provider.js";
+import { messageHash, projectChunk, type RequestDigest, requestDigest } from "./request-fingerprint.js";
+import type { Session } from "./session.js";
+import { type Tool, toolSpecs } from "./tool.js";
+import { dispatch, toolCallsRun } from "./tool-dispatch.js";
+
+/** What the loop needs of its agent. */
+export interface LoopAgent {
+  readonly name: string;
+  readonly instructions: string | undefined;
+  readonly provider: ProviderV1;
+  readonly tools: readonly Tool<never>[];
+  readonly maxTurns: number;
+}
+
+/** The parts of a request that stay the same for every turn of an agent's runs (per tool set). */
+interface Prepared {
+  readonly tools: readonly Tool<never>[];
+  readonly byName: ReadonlyMap<string, Tool<never>>;
+  readonly specs: ProviderRequest["tools"];
+  readonly head: readonly Message[];
+  readonly headHashes: readonly string[];
+  readonly headChars: number;
+  readonly digest: RequestDigest;
+}
+
+const preparedFor = new WeakMap<LoopAgent, { placed?: Prepared; unplaced?: Prepared }>();
+
+function prepare(agent: LoopAgent, config: AgentOptions, placed: boolean): Prepared {
+  let entry = preparedFor.get(agent);
+  if (!entry) {
+    entry = {};
+    preparedFor.set(agent, entry);
+  }
+  const hit = placed ? entry.placed : entry.unplaced;
+  if (hit) return hit;
+  // Tools that need a sandbox (the built-ins, or a user tool that says so) are offered only to a placed session.
+  const tools = placed ? [...agent.tools, ...SANDBOX_TOOLS] : agent.tools.filter((t) => !t.needsSandbox);
+  const specs = toolSpecs(tools);
+  const head: Message[] = agent.instructions ? [{ role: "system", content: agent.instructions }] : [];
+  const request: ProviderRequest = {
+    ...config.request,
+    messages: head,
+    ...(specs.length > 0 ? { tools: specs } : {}),
+  };
+  const made: Prepared = {
+    tools,
+    byName: new Map(tools.map((t) => [t.name, t])),
+    specs: specs.length > 0 ? specs : undefined,
+    head,
+    headHashes: head.map(messageHash),
+    headChars: head.reduce((n, m) => n + JSON.stringify(m).length, 0),
+    digest: requestDigest(request, head.length),
+  };
+  if (placed) entry.placed = made;
+  else entry.unplaced = made;
+  return made;
+}
+
+/**
+ * One agent run on `input`: the output is `input.derive({ op: "loop" })` plus the turns. Each
+ * turn sends the head and the transcript through {@link callModel} (budgets, call hooks, retries),
+ * appends the reply, and dispatches its tool calls; the run ends on a reply without tool calls or
+ * at `maxTurns`.
+ */
+export async function runLoop(
+  agent: LoopAgent,
+  config: AgentOptions,
+  input: Session,
+  run: RunOptions,
+  streaming: boolean,
+  branch: Branch,
+): Promise<Session> {
+  const author = run.path ? `${run.path}/${agent.name}` : agent.name;
+  const emit = run.onEvent ?? (() => {});
+  const signal = run.signal ?? new AbortController().signal;
+  const p = prepare(agent, config, input.placement !== undefined);
+  const own = config.budget ? new Budget(config.budget) : undefined;
+  const label = branchLabel(branch);
+  let out = input.derive({
+    op: "loop",
+    operator: agent.name,
+    extras: { [BRANCH_EXTRA]: branch.key, [REQUEST_EXTRA]: p.digest as unknown as JsonValue },
+  });
+  const admitted = { count: config.toolPolicy?.maxCalls !== undefined ? toolCallsRun(input) : 0 };
+  // The transcript as messages, kept up to date as the run appends (each chunk projected once).
+  const messages: Message[] = [...p.head];
+  const hashes: string[] = [...p.headHashes];
+  let chars = p.headChars;
+  const add = (chunks: Iterable<Chunk>) => {
+    for (const chunk of chunks) {
+      const projected = projectChunk(chunk);
+      if (!projected) continue;
+      messages.push(projected.message);
+      hashes.push(projected.hash);
+      chars += projected.chars;
+    }
+  };
+  add(out.chunks);
+  let finished = false;
+
+  const fail = (error: unknown, what: string): never => {
+    const aborted = signal.aborted || OpenRathError.isInstance(error, "aborted");
+    out = out.append({
+      kind: "event",
+      name: "agent.error",
+      author,
+      data: {
+        agent: agent.name,
+        code: aborted ? "aborted" : OpenRathError.isInstance(error) ? error.code : "error",
+        message: String((error as Error)?.message ?? error),
+      },
+    });
+    throw new AgentRunError(
+      aborted ? "aborted" : "agent_failed",
+      aborted
+        ? `Agent "${agent.name}" was aborted ${what}.`
+        : `Agent "${agent.name}" failed ${what}: ${(error as Error)?.message ?? error}`,
+      out,
+      error,
+    );
+  };
+
+  for (let turn = 1; turn <= agent.maxTurns; turn++) {
+    if (signal.aborted) fail(signal.reason, `before turn ${turn}`);
+    emit({ type: "turn_start", agent: agent.name, turn });
+    const request: ProviderRequest = {
+      ...config.request,
+      // A copy per request: a provider may not rely on (or change) our cached objects.
+      messages: messages.map((m) => ({ ...m })),
+      ...(p.specs ? { tools: p.specs } : {}),
+    };
+    let response: ProviderResponse;
+    let fingerprint: string;
+    try {
+      ({ response, fingerprint } = await callModel({
+        kind: "Agent",
+        by: agent.name,
+        author,
+        provider: agent.provider,
+        request,
+        messageHashes: hashes,
+        promptChars: chars,
+        position: { branch: branch.key, label, index: turn - 1 },
+        streaming,
+        ...(config.retry ? { retry: config.retry } : {}),
+        run,
+        signal,
+        ...(own ? { own } : {}),
+        session: out,
+        ...(streaming ? { onDelta: (delta) => emitDelta(agent.name, delta, emit) } : {}),
+      }));
+    } catch (error) {
+      if (error instanceof BudgetExceededError) throw error;
+      return fail(error, `calling the model on turn ${turn}`);
+    }
+    if (signal.aborted) fail(signal.reason, `on turn ${turn}`);
+    out = out.append({
+      kind: "assistant",
+      author,
+      content: response.content,
+      ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
+      ...(response.usage ? { usage: response.usage } : {}),
+      model: response.model,
+      finishReason: response.finishReason,
+      requestHash: fingerprint,
+    } as ChunkInput);
+    const assistant = out.at(-1) as AssistantChunk;
+    add([assistant]);
+    emit({ type: "assistant", agent: agent.name, chunk: assistant });
+    if (response.toolCalls.length === 0) {
+      finished = true;
+      break;
+    }
+    const results = await dispatch(response.toolCalls, {
+      agent: agent.name,
+      author,
+      byName: p.byName,
+      session: out,
+      signal,
+      emit,
+      policy: config.toolPolicy,
+      admitted,
+      hooks: run.calls,
+      position: { branch: branch.key, label, index: turn - 1 },
+    });
+    const before = out.length;
+    out = out.append(...results);
+    for (let i = before; i < out.length; i++) add([out.at(i)!]);
+    if (signal.aborted) fail(signal.reason, `while running tools on turn ${turn}`);
+  }
+  if (!finished) {
+    out = out.append({
+      kind: "event",
+      name: "loop.max_turns",
+      author,
+      data: { agent: agent.name, maxTurns: agent.maxTurns },
+    });
+    out = out.annotate({ "loop.truncated": true, "loop.max_turns": agent.maxTurns });
+  }
+  return out;
+}
+
+function emitDelta(
+  agent: string,
+  delta: Exclude<ProviderDelta, { type: "response" }>,
+  emit: (e: AgentEvent) => void,
+): void {
+  if (delta.type === "text") emit({ type: "text_delta", agent, text: delta.text });
+  else {
+    emit({
+      type: "tool_call_delta",
+      agent,
+      index: delta.index,
+      ...(delta.id !== undefined ? { id: delta.id } : {}),
+      ...(delta.name !== undefined ? { name: delta.name } : {}),
+      ...(delta.arguments !== undefined ? { arguments: delta.arguments } : {}),
+    });
+  }
+}

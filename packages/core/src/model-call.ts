@@ -1,0 +1,129 @@
+import type { ModelCall, RunOptions } from "./agent-options.js";
+import { type Budget, type BudgetHold, budgetStop } from "./budget.js";
+import type { CallPosition } from "./call-position.js";
+import { OpenRathError } from "./errors.js";
+import {
+  callProvider,
+  type ProviderDelta,
+  type ProviderRequest,
+  type ProviderResponse,
+  type ProviderV1,
+  type RetryPolicy,
+  streamProvider,
+} from "./provider.js";
+import { requestFingerprint } from "./request-fingerprint.js";
+import type { Session } from "./session.js";
+
+/** One model call of a step (agent turn, selector decision, compression), as {@link callModel} makes it. */
+export interface ModelCallSpec {
+  /** What kind of step calls: `Agent`, `Selector`, `Compressor` (for messages and the stop event). */
+  readonly kind: string;
+  /** The step's name. */
+  readonly by: string;
+  /** Author of a budget stop's event (workflow path included). */
+  readonly author: string;
+  readonly provider: ProviderV1;
+  readonly request: ProviderRequest;
+  /** The messages' hashes, when the caller keeps them (an agent does, per chunk). */
+  readonly messageHashes?: readonly string[];
+  /** Characters of the messages' JSON, when known, for the budget's estimate. */
+  readonly promptChars?: number;
+  readonly position: CallPosition;
+  readonly streaming: boolean;
+  readonly retry?: RetryPolicy;
+  /** The run: its signal, shared budget and call hooks. */
+  readonly run: RunOptions;
+  readonly signal: AbortSignal | undefined;
+  /** The step's own limits for this run, if any. */
+  readonly own?: Budget;
+  /** Where a budget stop is recorded (the session the step is writing). */
+  readonly session: Session;
+  /** Receives streamed text and tool-call deltas. */
+  readonly onDelta?: (delta: Exclude<ProviderDelta, { type: "response" }>) => void;
+}
+
+/** A call's answer and the fingerprint of the request it answered. */
+export interface ModelCallResult {
+  readonly response: ProviderResponse;
+  readonly fingerprint: string;
+}
+
+/** Tokens a call is expected to take: its prompt (about four characters a token) plus its declared `maxTokens`. */
+function estimate(spec: ModelCallSpec): number {
+  const chars = spec.promptChars ?? JSON.stringify(spec.request.messages).length;
+  return Math.ceil(chars / 4) + (spec.request.maxTokens ?? 0);
+}
+
+/**
+ * The one path of every model call in a run: reserve the budgets (or stop, the same way for every
+ * step), go through the run's `calls.model` hook, call the provider with retries (streaming or
+ * not), and settle the budgets with what the call used.
+ *
+ * @throws {BudgetExceededError} before the call when a budget refuses it.
+ */
+export async function callModel(spec: ModelCallSpec): Promise<ModelCallResult> {
+  const { request, run } = spec;
+  const fingerprint = requestFingerprint(request, spec.messageHashes);
+  const holds: BudgetHold[] = [];
+  const budgets: [Budget | undefined, "run" | "own"][] = [
+    [run.budget, "run"],
+    [spec.own, "own"],
+  ];
+  if (run.budget || spec.own) {
+    const tokens = estimate(spec);
+    const model = request.model ?? spec.provider.model;
+    for (const [budget, which] of budgets) {
+      if (!budget) continue;
+      const hold = budget.reserve(tokens, model);
+      if ("reason" in hold) {
+        for (const h of holds) h.release();
+        throw budgetStop(
+          spec.session,
+          { by: spec.by, kind: spec.kind, author: spec.author, call: spec.position.index + 1, budget: which },
+          hold,
+        );
+      }
+      holds.push(hold);
+    }
+  }
+  const options = {
+    ...(spec.signal ? { signal: spec.signal } : {}),
+    ...(spec.retry ? { retry: spec.retry } : {}),
+    position: spec.position,
+  };
+  const next = spec.streaming
+    ? () => streamed(spec.provider, request, options, spec.onDelta)
+    : () => callProvider(spec.provider, request, options);
+  let response: ProviderResponse;
+  try {
+    const hook = run.calls?.model;
+    if (hook) {
+      const call: ModelCall = {
+        by: spec.by,
+        position: spec.position,
+        request,
+        fingerprint,
+        streaming: spec.streaming,
+      };
+      response = await hook.call(run.calls, call, next);
+    } else response = await next();
+  } catch (error) {
+    for (const h of holds) h.release();
+    throw error;
+  }
+  for (const h of holds) h.settle(response.usage, response.model);
+  return { response, fingerprint };
+}
+
+async function streamed(
+  provider: ProviderV1,
+  request: ProviderRequest,
+  options: Parameters<typeof streamProvider>[2],
+  onDelta: ModelCallSpec["onDelta"],
+): Promise<ProviderResponse> {
+  for await (const delta of streamProvider(provider, request, options)) {
+    if (delta.type === "response") return delta.response;
+    onDelta?.(delta);
+  }
+  throw new OpenRathError("provider_stream", `The "${provider.name}" stream ended without a final response.`);
+}

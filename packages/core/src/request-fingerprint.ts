@@ -1,0 +1,145 @@
+import { type Chunk, chunkToMessage, type Message } from "./chunk.js";
+import { hashString } from "./internal/hash.js";
+import type { JsonValue } from "./json.js";
+import type { ProviderRequest } from "./provider.js";
+
+/** The hash of one message, as {@link requestFingerprint} folds it in. */
+export function messageHash(message: Message): string {
+  return hashString(JSON.stringify(message));
+}
+
+/** The hash of one tool spec, as {@link requestFingerprint} folds the tool list in. */
+function toolsHash(tools: ProviderRequest["tools"]): string | null {
+  return tools ? hashString(JSON.stringify(tools)) : null;
+}
+
+/**
+ * The fingerprint of a request: what `ReplayProvider` matches a recorded turn by. Built from a
+ * hash per message (so an agent hashes each message once, not the whole transcript every turn)
+ * and the model, tools, tool choice and response format. Pass `messageHashes` when they are known.
+ */
+export function requestFingerprint(request: ProviderRequest, messageHashes?: readonly string[]): string {
+  return hashString(
+    JSON.stringify([
+      request.model ?? null,
+      messageHashes ?? request.messages.map(messageHash),
+      toolsHash(request.tools),
+      request.toolChoice ?? null,
+      request.responseFormat ?? null,
+    ]),
+  );
+}
+
+/** A chunk's message, its hash and its JSON length, computed once per chunk (chunks are immutable). */
+export interface ProjectedChunk {
+  readonly message: Message;
+  readonly hash: string;
+  /** Characters of the message's JSON: what a budget's prompt estimate adds up. */
+  readonly chars: number;
+}
+
+const projected = new WeakMap<Chunk, ProjectedChunk | null>();
+
+/** The model-visible projection of `chunk` (cached), or `null` for an event chunk. */
+export function projectChunk(chunk: Chunk): ProjectedChunk | null {
+  let p = projected.get(chunk);
+  if (p === undefined) {
+    const message = chunkToMessage(chunk);
+    if (message) {
+      const json = JSON.stringify(message);
+      p = { message, hash: hashString(json), chars: json.length };
+    } else p = null;
+    projected.set(chunk, p);
+  }
+  return p;
+}
+
+/**
+ * What a recording keeps of a request besides its transcript, so a replay that misses can say
+ * which part differs: the hashes of the head messages (instructions), a hash per tool by name,
+ * and the fingerprinted parameters. Small and JSON, kept once per agent run.
+ */
+export interface RequestDigest {
+  /** Hashes of the messages sent before the transcript (the instructions). */
+  readonly head: readonly string[];
+  /** A hash of each tool's spec, by tool name. */
+  readonly tools: Readonly<Record<string, string>>;
+  /** The fingerprinted parameters that were set: `model`, `toolChoice`, `responseFormat`. */
+  readonly params: Readonly<Record<string, JsonValue>>;
+}
+
+/** The digest of `request`'s constant parts; `head` is the number of messages before the transcript. */
+export function requestDigest(request: ProviderRequest, head: number): RequestDigest {
+  const tools: Record<string, string> = {};
+  for (const tool of request.tools ?? []) tools[tool.function.name] = hashString(JSON.stringify(tool));
+  const params: Record<string, JsonValue> = {};
+  if (request.model !== undefined) params.model = request.model;
+  if (request.toolChoice !== undefined) params.toolChoice = request.toolChoice as JsonValue;
+  if (request.responseFormat !== undefined) params.responseFormat = request.responseFormat as JsonValue;
+  return { head: request.messages.slice(0, head).map(messageHash), tools, params };
+}
+
+/** A recorded request as far as a recording can rebuild it. */
+export interface RecordedRequest {
+  readonly digest?: RequestDigest;
+  /** The transcript part (after the head), when the recording holds the session that made the call. */
+  readonly transcript?: readonly Message[];
+}
+
+const preview = (message: Message | undefined): string => {
+  if (!message) return "nothing";
+  const content =
+    message.role === "assistant" && message.tool_calls?.length
+      ? `calls ${message.tool_calls.map((c) => `${c.function.name}(${c.function.arguments.slice(0, 60)})`).join(", ")}`
+      : JSON.stringify(String(message.content ?? "").slice(0, 100));
+  return `${message.role}: ${content}`;
+};
+
+/**
+ * What differs between a live request and a recorded one, in words: the first differing message
+ * (by index, with both sides shown), tools added, removed or changed (by name), and parameters
+ * that differ (by name). Empty when nothing the recording kept differs.
+ */
+export function requestDifferences(live: ProviderRequest, recorded: RecordedRequest): string[] {
+  const out: string[] = [];
+  const digest = recorded.digest;
+  if (digest) {
+    const liveParams = requestDigest(live, 0).params;
+    for (const key of new Set([...Object.keys(digest.params), ...Object.keys(liveParams)])) {
+      const was = JSON.stringify(digest.params[key] ?? null);
+      const now = JSON.stringify(liveParams[key] ?? null);
+      if (was !== now) out.push(`parameter ${key} was ${was}, now ${now}`);
+    }
+    const liveTools = requestDigest(live, 0).tools;
+    for (const name of Object.keys(digest.tools)) {
+      if (!(name in liveTools)) out.push(`tool ${name} was offered, now it is not`);
+      else if (liveTools[name] !== digest.tools[name])
+        out.push(`tool ${name} changed (description or schema)`);
+    }
+    for (const name of Object.keys(liveTools)) {
+      if (!(name in digest.tools)) out.push(`tool ${name} is new`);
+    }
+    const head = digest.head.length;
+    for (let i = 0; i < head; i++) {
+      const message = live.messages[i];
+      if (!message || messageHash(message) !== digest.head[i]) {
+        out.push(`message ${i} (${message?.role ?? "missing"}, the instructions) changed`);
+        break;
+      }
+    }
+    if (recorded.transcript) {
+      const was = recorded.transcript;
+      const now = live.messages.slice(head);
+      const n = Math.max(was.length, now.length);
+      for (let i = 0; i < n; i++) {
+        const a = was[i];
+        const b = now[i];
+        if (a && b && messageHash(a) === messageHash(b)) continue;
+        out.push(`message ${head + i} was ${preview(a)}; now ${preview(b)}`);
+        break;
+      }
+      if (was.length !== now.length) out.push(`the transcript had ${was.length} messages, now ${now.length}`);
+    }
+  }
+  return out;
+}

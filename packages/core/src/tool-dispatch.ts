@@ -1,0 +1,254 @@
+import type { AgentEvent, CallHooks, ToolDispatch, ToolOutcome } from "./agent-options.js";
+import type { CallPosition } from "./call-position.js";
+import type { ChunkInput, ToolCall } from "./chunk.js";
+import { OpenRathError } from "./errors.js";
+import { raceAbort } from "./provider.js";
+import type { Session } from "./session.js";
+import { parseToolArguments, projectToolResult, type Tool, toolErrorContent } from "./tool.js";
+import { type ToolPolicy, toolPolicyDenial } from "./tool-policy.js";
+
+/** What one turn's tool dispatch needs from its run. */
+export interface DispatchContext {
+  readonly agent: string;
+  readonly author: string;
+  readonly byName: ReadonlyMap<string, Tool<never>>;
+  /** The session as of the turn that called the tools. */
+  readonly session: Session;
+  readonly signal: AbortSignal;
+  readonly emit: (event: AgentEvent) => void;
+  readonly policy: ToolPolicy | undefined;
+  /** Tool calls the policy admitted so far in the session (its `maxCalls` counts these). */
+  readonly admitted: { count: number };
+  readonly hooks: CallHooks | undefined;
+  /** The branch and model call whose reply asked for these tools. */
+  readonly position: CallPosition;
+}
+
+type Prepared =
+  | { readonly ready: true; readonly tool: Tool<never>; readonly args: unknown; readonly key: string }
+  | { readonly ready: false; readonly outcome: ToolOutcome };
+
+const ABANDONED = Symbol("abandoned");
+
+const failed = (content: string): ToolOutcome => ({ content, isError: true });
+
+/** The error kinds of tool calls that never ran, which a per-session call budget does not count. */
+const NOT_RUN = new Set(["invalid_tool_arguments", "unknown_tool", "tool_policy_denied", "tool_not_started"]);
+
+/**
+ * How many tool calls ran in `session` so far (every result but those of calls refused before
+ * running): where a per-session call budget starts counting.
+ */
+export function toolCallsRun(session: Session): number {
+  let count = 0;
+  for (const chunk of session.chunks) {
+    if (chunk.kind !== "tool_result") continue;
+    if (!chunk.isError) {
+      count++;
+      continue;
+    }
+    let kind: unknown;
+    try {
+      kind = (JSON.parse(chunk.content) as { error_kind?: unknown })?.error_kind;
+    } catch {
+      kind = undefined;
+    }
+    if (typeof kind !== "string" || !NOT_RUN.has(kind)) count++;
+  }
+  return count;
+}
+
+/**
+ * Runs one turn's tool calls in lanes (same resource key one after another in call order,
+ * different keys at once) and returns their result chunks in call order. Every call gets a
+ * `tool_start` and a `tool_end` event, rejected ones too. On abort, calls still running are
+ * abandoned (their result says so) and queued ones are not started, so dispatch returns promptly
+ * even when a tool ignores its signal.
+ */
+export async function dispatch(calls: readonly ToolCall[], ctx: DispatchContext): Promise<ChunkInput[]> {
+  const prepared: Prepared[] = await Promise.all(calls.map((call) => prepare(call, ctx)));
+  const results: ToolOutcome[] = new Array(calls.length);
+  const lanes = new Map<string, Promise<void>>();
+  const tasks: Promise<void>[] = [];
+  prepared.forEach((p, i) => {
+    const call = calls[i]!;
+    if (!p.ready) {
+      start(call, ctx);
+      results[i] = end(call, p.outcome, ctx);
+      return;
+    }
+    const task = (lanes.get(p.key) ?? Promise.resolve()).then(async () => {
+      results[i] = await execute(call, i, p, ctx);
+    });
+    lanes.set(p.key, task);
+    tasks.push(task);
+  });
+  await Promise.all(tasks);
+  return calls.map((call, i) => {
+    const r =
+      results[i] ?? failed(toolErrorContent("internal_missing_result", "The tool produced no result."));
+    return {
+      kind: "tool_result",
+      author: ctx.author,
+      toolCallId: call.id,
+      name: call.function.name,
+      content: r.content,
+      ...(r.isError ? { isError: true } : {}),
+    };
+  });
+}
+
+function start(call: ToolCall, ctx: DispatchContext): void {
+  ctx.emit({
+    type: "tool_start",
+    agent: ctx.agent,
+    callId: call.id,
+    name: call.function.name,
+    arguments: call.function.arguments,
+  });
+}
+
+function end(call: ToolCall, outcome: ToolOutcome, ctx: DispatchContext): ToolOutcome {
+  ctx.emit({
+    type: "tool_end",
+    agent: ctx.agent,
+    callId: call.id,
+    name: call.function.name,
+    content: outcome.content,
+    isError: outcome.isError,
+  });
+  return outcome;
+}
+
+async function prepare(call: ToolCall, ctx: DispatchContext): Promise<Prepared> {
+  const name = call.function.name;
+  const parsed = parseToolArguments(call.function.arguments);
+  if (!parsed.ok) {
+    return {
+      ready: false,
+      outcome: failed(
+        toolErrorContent("invalid_tool_arguments", parsed.message, call.function.arguments.slice(0, 2000)),
+      ),
+    };
+  }
+  const tool = ctx.byName.get(name);
+  if (!tool) {
+    const known = [...ctx.byName.keys()].sort().join(", ") || "(none)";
+    return {
+      ready: false,
+      outcome: failed(
+        toolErrorContent("unknown_tool", `There is no tool named "${name}". Available tools: ${known}.`),
+      ),
+    };
+  }
+  const checked = await tool.validate(parsed.value);
+  if (!checked.ok) {
+    return {
+      ready: false,
+      outcome: failed(
+        toolErrorContent(
+          "invalid_tool_arguments",
+          `Arguments for "${name}" do not match its schema: ${checked.problems.join("; ")}`,
+          call.function.arguments.slice(0, 2000),
+        ),
+      ),
+    };
+  }
+  try {
+    return { ready: true, tool, args: checked.value, key: tool.resourceKey(checked.value as never) };
+  } catch (error) {
+    return { ready: false, outcome: failed(thrown(error)) };
+  }
+}
+
+async function execute(
+  call: ToolCall,
+  order: number,
+  p: Extract<Prepared, { ready: true }>,
+  ctx: DispatchContext,
+): Promise<ToolOutcome> {
+  const name = p.tool.name;
+  start(call, ctx);
+  if (ctx.signal.aborted) {
+    return end(
+      call,
+      failed(toolErrorContent("tool_not_started", `The run was aborted before "${name}" started.`)),
+      ctx,
+    );
+  }
+  if (ctx.policy) {
+    const denial = toolPolicyDenial(ctx.policy, name, p.args, ctx.admitted.count);
+    if (denial) {
+      return end(
+        call,
+        failed(toolErrorContent("tool_policy_denied", `Tool policy denied "${name}": ${denial}.`)),
+        ctx,
+      );
+    }
+  }
+  ctx.admitted.count++;
+  const run = () => runTool(call, p, ctx);
+  const hook = ctx.hooks?.tool;
+  const dispatched: ToolDispatch = {
+    by: ctx.agent,
+    position: ctx.position,
+    order,
+    call,
+    session: ctx.session,
+  };
+  let outcome: ToolOutcome;
+  try {
+    outcome = hook ? await hook.call(ctx.hooks, dispatched, run) : await run();
+  } catch (error) {
+    outcome = failed(thrown(error));
+  }
+  return end(call, outcome, ctx);
+}
+
+async function runTool(
+  call: ToolCall,
+  p: Extract<Prepared, { ready: true }>,
+  ctx: DispatchContext,
+): Promise<ToolOutcome> {
+  const name = p.tool.name;
+  try {
+    const running = Promise.resolve().then(() =>
+      p.tool.execute(p.args as never, {
+        session: ctx.session,
+        agent: ctx.agent,
+        callId: call.id,
+        signal: ctx.signal,
+        sandbox: () => ctx.session.sandbox({ signal: ctx.signal }),
+        emit: (data) => ctx.emit({ type: "tool_progress", agent: ctx.agent, callId: call.id, name, data }),
+      }),
+    );
+    const value = await raceAbort(running, ctx.signal, () => ABANDONED);
+    return { content: projectToolResult(value, p.tool.maxResultChars), isError: false };
+  } catch (error) {
+    if (error === ABANDONED) {
+      return failed(
+        toolErrorContent(
+          "aborted",
+          `The run was aborted while "${name}" was running; its result was abandoned.`,
+        ),
+      );
+    }
+    return failed(thrown(error));
+  }
+}
+
+/** The structured result of a tool that threw. */
+function thrown(error: unknown): string {
+  if (OpenRathError.isInstance(error)) {
+    // A coded error already says what failed; its details (JSON-safe ones) help the model more than a class name.
+    let detail: string | undefined;
+    try {
+      detail = Object.keys(error.details).length > 0 ? JSON.stringify(error.details) : undefined;
+    } catch {
+      detail = undefined;
+    }
+    return toolErrorContent(error.code, error.message, detail);
+  }
+  const message = `${(error as Error)?.name ?? "Error"}: ${(error as Error)?.message ?? String(error)}`;
+  return toolErrorContent("tool_execution_exception", message, (error as Error)?.name);
+}
