@@ -225,12 +225,12 @@ export function s3ArtifactStore(options: S3ArtifactStoreOptions): ArtifactStoreV
     });
   }
 
-  async function* listKeys(prefix: string, delimiter?: string) {
+  async function* listKeys(prefix: string) {
     let token: string | undefined;
     do {
       let page: Awaited<ReturnType<typeof listPage>>;
       try {
-        page = await listPage(prefix, token, delimiter);
+        page = await listPage(prefix, token);
       } catch (error) {
         throw mapS3Error(error, { action: "list", bucket, tenant: "-" });
       }
@@ -239,42 +239,28 @@ export function s3ArtifactStore(options: S3ArtifactStoreOptions): ArtifactStoreV
     } while (token !== undefined);
   }
 
-  function listPage(prefix: string, token: string | undefined, delimiter?: string) {
+  function listPage(prefix: string, token: string | undefined) {
     return client.send(
       new ListObjectsV2Command({
         Bucket: bucket,
         Prefix: prefix,
         ContinuationToken: token,
         MaxKeys: listPageSize,
-        ...(delimiter === undefined ? {} : { Delimiter: delimiter }),
       }),
     );
   }
 
   async function* list(listOptions: { tenant?: string } = {}): AsyncGenerator<ArtifactStat> {
     guard();
-    let tenants: string[];
-    if (listOptions.tenant !== undefined) tenants = [checkTenant(listOptions.tenant)];
-    else {
-      // One request per page of tenant "directories", so the order is tenant order whatever
-      // characters follow a tenant id in the key.
-      tenants = [];
-      for await (const page of listKeys(keys.base, "/")) {
-        for (const common of page.CommonPrefixes ?? []) {
-          const name = common.Prefix?.slice(keys.base.length, -1);
-          if (name !== undefined && /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(name)) tenants.push(name);
-        }
-      }
-      tenants.sort();
-    }
-    for (const tenant of tenants) {
-      for await (const page of listKeys(keys.tenant(tenant))) {
-        for (const object of page.Contents ?? []) {
-          const parsed = object.Key === undefined ? undefined : keys.parse(object.Key);
-          if (parsed === undefined || parsed.tenant !== tenant) continue;
-          guard();
-          yield statOf(tenant, parsed.digest, object.Size ?? 0, object.LastModified?.getTime() ?? 0);
-        }
+    const tenant = listOptions.tenant === undefined ? undefined : checkTenant(listOptions.tenant);
+    // Keys sort by tenant then shard then digest, so one listing yields each tenant's objects
+    // together, in digest order.
+    for await (const page of listKeys(tenant === undefined ? keys.base : keys.tenant(tenant))) {
+      for (const object of page.Contents ?? []) {
+        const parsed = object.Key === undefined ? undefined : keys.parse(object.Key);
+        if (parsed === undefined || (tenant !== undefined && parsed.tenant !== tenant)) continue;
+        guard();
+        yield statOf(parsed.tenant, parsed.digest, object.Size ?? 0, object.LastModified?.getTime() ?? 0);
       }
     }
   }

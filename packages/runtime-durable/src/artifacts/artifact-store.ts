@@ -57,7 +57,7 @@ export interface ArtifactGetOptions {
 
 /** Options of {@link ArtifactStoreV1.list}. */
 export interface ArtifactListOptions {
-  /** Only this tenant's objects (default: every tenant's, in tenant order). */
+  /** Only this tenant's objects (default: every tenant's). */
   readonly tenant?: string;
 }
 
@@ -162,8 +162,9 @@ export interface ArtifactStoreV1 {
   delete(tenant: string, digest: string): Promise<boolean>;
 
   /**
-   * Every visible object, in tenant order then digest order, fetched page by page. Objects put or
-   * deleted while the listing runs may or may not appear.
+   * Every visible object, fetched page by page: each tenant's objects together and in digest
+   * order (the order of the tenants is the store's own). Objects put or deleted while the listing
+   * runs may or may not appear.
    *
    * @throws {ArtifactError} `invalid_tenant`, `artifact_unavailable`, `artifact_denied`,
    *   `artifact_backend_error`, `artifact_closed` (from the iterator).

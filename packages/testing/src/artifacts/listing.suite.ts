@@ -5,8 +5,8 @@ import type { ArtifactSuiteContext } from "./suite-context.js";
 
 /**
  * Stat, delete and list, what a garbage collector needs: stat reports size and age without
- * reading; delete reports whether the object was there; list yields every visible object in
- * tenant then digest order, across pages, and reflects deletes.
+ * reading; delete reports whether the object was there; list yields every visible object,
+ * grouped by tenant and in digest order, across pages, and reflects deletes.
  */
 export function listingSuite(context: ArtifactSuiteContext): void {
   defineGroup(context, "stat, delete and list", (group) => {
@@ -31,29 +31,43 @@ export function listingSuite(context: ArtifactSuiteContext): void {
       expect(await collect(store.list())).toEqual([]);
     });
 
-    group.test("list yields a tenant's objects in digest order, every tenant's in tenant order", async () => {
-      const store = await group.open();
-      const acme = await Promise.all(
-        Array.from({ length: 7 }, (_, i) => store.put("acme", `acme object ${i}`)),
-      );
-      const beta = await Promise.all(
-        Array.from({ length: 3 }, (_, i) => store.put("beta", `beta object ${i}`)),
-      );
-      const byDigest = (a: { digest: string }, b: { digest: string }) => a.digest.localeCompare(b.digest);
-      const listed = await collect(store.list({ tenant: "acme" }));
-      expect(listed.map((s) => s.digest)).toEqual([...acme].sort(byDigest).map((i) => i.digest));
-      for (const stat of listed) {
-        expect(stat.tenant).toBe("acme");
-        expect(stat.uri).toBe(`artifact://acme/${stat.digest}`);
-        expect(stat.size).toBe(13);
-        expect(typeof stat.modifiedAt).toBe("number");
-      }
-      const all = await collect(store.list());
-      expect(all.map((s) => `${s.tenant}/${s.digest}`)).toEqual([
-        ...[...acme].sort(byDigest).map((i) => `acme/${i.digest}`),
-        ...[...beta].sort(byDigest).map((i) => `beta/${i.digest}`),
-      ]);
-    });
+    group.test(
+      "list yields a tenant's objects in digest order, and every tenant's grouped by tenant",
+      async () => {
+        const store = await group.open();
+        const acme = await Promise.all(
+          Array.from({ length: 7 }, (_, i) => store.put("acme", `acme object ${i}`)),
+        );
+        const beta = await Promise.all(
+          Array.from({ length: 3 }, (_, i) => store.put("beta", `beta object ${i}`)),
+        );
+        const byDigest = (a: { digest: string }, b: { digest: string }) => a.digest.localeCompare(b.digest);
+        const listed = await collect(store.list({ tenant: "acme" }));
+        expect(listed.map((s) => s.digest)).toEqual([...acme].sort(byDigest).map((i) => i.digest));
+        for (const stat of listed) {
+          expect(stat.tenant).toBe("acme");
+          expect(stat.uri).toBe(`artifact://acme/${stat.digest}`);
+          expect(stat.size).toBe(13);
+          expect(typeof stat.modifiedAt).toBe("number");
+        }
+        const all = await collect(store.list());
+        expect(all).toHaveLength(10);
+        // Each tenant's objects come together and in digest order; which tenant comes first is the store's choice.
+        const tenantsInOrder = all.map((s) => s.tenant).filter((t, i, a) => a.indexOf(t) === i);
+        expect([...tenantsInOrder].sort()).toEqual(["acme", "beta"]);
+        for (const [tenant, infos] of [
+          ["acme", acme],
+          ["beta", beta],
+        ] as const) {
+          expect(all.filter((s) => s.tenant === tenant).map((s) => s.digest)).toEqual(
+            [...infos].sort(byDigest).map((i) => i.digest),
+          );
+        }
+        const firstBeta = all.findIndex((s) => s.tenant === "beta");
+        const lastBeta = all.findLastIndex((s) => s.tenant === "beta");
+        expect(lastBeta - firstBeta, "a tenant's objects are not listed together").toBe(2);
+      },
+    );
 
     group.test("list reflects deletes and never shows puts in progress or failed", async () => {
       const store = await group.open();
