@@ -69,7 +69,9 @@ export type WireReply =
       /** Write each event in two TCP writes, split mid-line. */
       readonly splitWrites?: boolean;
     })
-  | (ReplyBase & { readonly type: "raw"; readonly status: number; readonly body: string });
+  | (ReplyBase & { readonly type: "raw"; readonly status: number; readonly body: string })
+  /** Accept the request and never answer, until the client closes the connection. */
+  | (ReplyBase & { readonly type: "hang" });
 
 /** An Anthropic `Message` as the API returns it (the fields tests set; the rest are filled in). */
 export interface WireMessage {
@@ -78,7 +80,8 @@ export interface WireMessage {
   readonly content: readonly Record<string, unknown>[];
   readonly stop_reason?: string | null;
   readonly stop_sequence?: string | null;
-  readonly usage?: Readonly<Record<string, unknown>>;
+  /** Usage fields over the defaults; `null` leaves usage out entirely (a server that reports none). */
+  readonly usage?: Readonly<Record<string, unknown>> | null;
 }
 
 let counter = 0;
@@ -94,14 +97,18 @@ export function wireMessage(message: WireMessage): Record<string, unknown> {
     content: message.content,
     stop_reason: message.stop_reason === undefined ? "end_turn" : message.stop_reason,
     stop_sequence: message.stop_sequence ?? null,
-    usage: {
-      input_tokens: 10,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 0,
-      output_tokens: 5,
-      service_tier: "standard",
-      ...message.usage,
-    },
+    ...(message.usage === null
+      ? {}
+      : {
+          usage: {
+            input_tokens: 10,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+            output_tokens: 5,
+            service_tier: "standard",
+            ...message.usage,
+          },
+        }),
   };
 }
 
@@ -118,6 +125,11 @@ export interface StreamShape {
   readonly jsonChunk?: number;
   /** Send a `ping` after `message_start`, as the service does (default true). */
   readonly ping?: boolean;
+  /**
+   * The exact delta pieces of content block `i` (its text, thinking text or tool-input JSON),
+   * instead of slicing by `textChunk` / `jsonChunk`; a tool block's pieces must join to its input's JSON.
+   */
+  readonly pieces?: Readonly<Record<number, readonly string[]>>;
 }
 
 function slices(text: string, size: number): string[] {
@@ -136,7 +148,7 @@ function slices(text: string, size: number): string[] {
  */
 export function streamEvents(message: WireMessage, shape: StreamShape = {}): SseEvent[] {
   const full = wireMessage(message);
-  const usage = full.usage as Record<string, unknown>;
+  const usage = full.usage as Record<string, unknown> | undefined;
   const events: SseEvent[] = [
     {
       event: "message_start",
@@ -147,7 +159,7 @@ export function streamEvents(message: WireMessage, shape: StreamShape = {}): Sse
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          usage: { ...usage, output_tokens: 1 },
+          ...(usage ? { usage: { ...usage, output_tokens: 1 } } : {}),
         },
       },
     },
@@ -159,7 +171,7 @@ export function streamEvents(message: WireMessage, shape: StreamShape = {}): Sse
         event: "content_block_start",
         data: { type: "content_block_start", index, content_block: { type: "text", text: "" } },
       });
-      for (const text of slices(String(block.text ?? ""), shape.textChunk ?? 4)) {
+      for (const text of shape.pieces?.[index] ?? slices(String(block.text ?? ""), shape.textChunk ?? 4)) {
         events.push({
           event: "content_block_delta",
           data: { type: "content_block_delta", index, delta: { type: "text_delta", text } },
@@ -180,7 +192,7 @@ export function streamEvents(message: WireMessage, shape: StreamShape = {}): Sse
         .replace(/ \}/g, "}")
         .replace(/\[ /g, "[")
         .replace(/ \]/g, "]");
-      const pieces = json === "{}" ? [""] : slices(json, shape.jsonChunk ?? 5);
+      const pieces = shape.pieces?.[index] ?? (json === "{}" ? [""] : slices(json, shape.jsonChunk ?? 5));
       for (const partial_json of pieces) {
         events.push({
           event: "content_block_delta",
@@ -197,7 +209,8 @@ export function streamEvents(message: WireMessage, shape: StreamShape = {}): Sse
           content_block: { type: "thinking", thinking: "", signature: "" },
         },
       });
-      for (const thinking of slices(String(block.thinking ?? ""), shape.textChunk ?? 4)) {
+      for (const thinking of shape.pieces?.[index] ??
+        slices(String(block.thinking ?? ""), shape.textChunk ?? 4)) {
         events.push({
           event: "content_block_delta",
           data: { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking } },
@@ -226,7 +239,7 @@ export function streamEvents(message: WireMessage, shape: StreamShape = {}): Sse
       data: {
         type: "message_delta",
         delta: { stop_reason: full.stop_reason, stop_sequence: full.stop_sequence },
-        usage: { output_tokens: usage.output_tokens },
+        ...(usage ? { usage: { output_tokens: usage.output_tokens } } : {}),
       },
     },
     { event: "message_stop", data: { type: "message_stop" } },
@@ -309,6 +322,7 @@ export async function startAnthropicWireServer(): Promise<AnthropicWireServer> {
       json(500, errorBody("api_error", `wire server: no scripted reply for request ${requests.length}`));
       return;
     }
+    if (reply.type === "hang") return;
     if (reply.delayMs) await sleep(reply.delayMs);
     if (res.destroyed) return;
 
