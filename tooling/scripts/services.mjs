@@ -11,10 +11,12 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
+  readFileSync,
   rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -96,7 +98,75 @@ const SERVICES = {
     if (probe.status !== 0) throw new Error(`chromium --version failed: ${(probe.stderr ?? "").trim()}`);
     return { OPENRATH_TEST_CHROMIUM: "/usr/bin/chromium" };
   },
+
+  /**
+   * An S3-compatible server for the artifact tests: s3rver (a devDependency of
+   * @openrath/artifacts-s3, so `pnpm install` brings it) on 127.0.0.1, a free port and a temp
+   * directory, started detached like dockerd. One that an earlier run left answering is reused.
+   */
+  async s3({ root }) {
+    const state = join(tmpdir(), "openrath-s3rver.json");
+    if (existsSync(state)) {
+      const known = JSON.parse(readFileSync(state, "utf8"));
+      if (await s3Answers(known.port)) return s3Env(known.port);
+    }
+    const launcher = join(root, "packages", "artifacts-s3", "src", "testing", "serve-s3rver.mjs");
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), "openrath-s3rver-data-"));
+    const log = join(tmpdir(), "openrath-s3rver.log");
+    const out = openSync(log, "a");
+    const child = spawn(process.execPath, [launcher, "--dir", dir, "--port", String(port)], {
+      detached: true,
+      stdio: ["ignore", out, out],
+    });
+    closeSync(out);
+    let exited = "";
+    child.on("error", (error) => (exited = error.message));
+    child.on("exit", (code, signal) => (exited = `s3rver exited (${code ?? signal})`));
+    child.unref();
+    const deadline = Date.now() + 30_000;
+    while (!(await s3Answers(port))) {
+      if (exited) throw new Error(`${exited}; see ${log}`);
+      if (Date.now() > deadline) throw new Error(`s3rver did not answer within 30 s; see ${log}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    writeFileSync(state, JSON.stringify({ port, pid: child.pid, dir }));
+    return s3Env(port);
+  },
 };
+
+/** The environment that points the artifact tests at the s3rver on `port` (its fixed credentials). */
+function s3Env(port) {
+  return {
+    OPENRATH_TEST_S3_ENDPOINT: `http://127.0.0.1:${port}`,
+    OPENRATH_TEST_S3_REGION: "us-east-1",
+    OPENRATH_TEST_S3_ACCESS_KEY_ID: "S3RVER",
+    OPENRATH_TEST_S3_SECRET_ACCESS_KEY: "S3RVER",
+  };
+}
+
+/** Whether an S3-compatible server answers on 127.0.0.1:`port`. */
+async function s3Answers(port) {
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) });
+    const body = await response.text();
+    return body.includes("ListAllMyBucketsResult") || body.includes("<Error>");
+  } catch {
+    return false;
+  }
+}
+
+/** A TCP port on 127.0.0.1 that nothing listens on right now. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 /** The image the docker sandbox tests run: busybox's applets (sh, awk, find, …) and nothing else. */
 const DOCKER_TEST_IMAGE = "openrath-test/busybox:1";
