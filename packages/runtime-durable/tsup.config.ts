@@ -1,3 +1,3 @@
 import { libraryConfig } from "@openrath/tooling/tsup";
 
-export default libraryConfig({ index: "src/index.ts" });
+export default libraryConfig({ index: "src/index.ts", vite: "src/vite.ts" }, { external: ["esbuild"] });

@@ -2,12 +2,17 @@ import { type Chunk, type LineageNodeJSON, Session, type SessionJSON } from "@op
 import type { CheckpointWrite, ChunkOp, MaterializedCheckpoint } from "./contract/records.js";
 import { DurableError } from "./errors.js";
 
+/** Longest base chain: a checkpoint this deep is followed by one with a full chunk list. */
+export const MAX_CHAIN_DEPTH = 256;
+
 /**
  * What the next checkpoint is encoded against: the previous checkpoint's id, its chunk ids and
  * its lineage nodes (as JSON text by id, to tell a changed node from a known one).
  */
 export interface CheckpointBase {
   readonly id: number;
+  /** Checkpoints behind it in its base chain. */
+  readonly depth: number;
   readonly chunkIds: readonly string[];
   readonly lineage: ReadonlyMap<string, string>;
 }
@@ -16,7 +21,7 @@ export interface CheckpointBase {
 export function baseOf(checkpoint: MaterializedCheckpoint): CheckpointBase {
   const lineage = new Map<string, string>();
   for (const node of checkpoint.lineage) lineage.set(node.id, JSON.stringify(node));
-  return { id: checkpoint.id, chunkIds: checkpoint.chunkIds, lineage };
+  return { id: checkpoint.id, depth: checkpoint.depth, chunkIds: checkpoint.chunkIds, lineage };
 }
 
 /**
@@ -29,10 +34,13 @@ export function baseOf(checkpoint: MaterializedCheckpoint): CheckpointBase {
  */
 export function encodeCheckpoint(
   session: Session,
-  base: CheckpointBase | null,
+  given: CheckpointBase | null,
   fields: { readonly sequence: number; readonly stepId: string | null; readonly nextStep: string | null },
 ): { readonly write: CheckpointWrite; readonly next: (id: number) => CheckpointBase } {
   const json = session.toJSON();
+  // A long chain is cut by a full list, so restoring never reads more than MAX_CHAIN_DEPTH rows.
+  const base = given && given.depth < MAX_CHAIN_DEPTH ? given : null;
+  const depth = base ? base.depth + 1 : 0;
   const baseIndex = new Map<string, number>();
   if (base) for (let i = 0; i < base.chunkIds.length; i++) baseIndex.set(base.chunkIds[i]!, i);
   const ops: ChunkOp[] = [];
@@ -79,7 +87,7 @@ export function encodeCheckpoint(
     stepId: fields.stepId,
     nextStep: fields.nextStep,
   };
-  return { write, next: (id) => ({ id, chunkIds: ids, lineage: lineageText }) };
+  return { write, next: (id) => ({ id, depth, chunkIds: ids, lineage: lineageText }) };
 }
 
 /**

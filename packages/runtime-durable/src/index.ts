@@ -12,7 +12,9 @@ export {
   applyChunkOps,
   baseOf,
   type CheckpointBase,
+  corrupt,
   encodeCheckpoint,
+  MAX_CHAIN_DEPTH,
   restoreSession,
 } from "./checkpoint-codec.js";
 export type {
@@ -84,4 +86,12 @@ export type {
 } from "./definition/types.js";
 export { DurableError, type DurableErrorCode } from "./errors.js";
 export { canonicalJson, sha256 } from "./internal/canonical.js";
+export {
+  createDurableRuntime,
+  DurableRuntime,
+  type DurableRuntimeOptions,
+  type SubmitOptions,
+} from "./runtime.js";
 export { inProcessSignals } from "./signals/in-process-signals.js";
+export type { IsolatedContext } from "./worker/isolated-executor.js";
+export { DurableWorker, type WorkerOptions } from "./worker/worker.js";

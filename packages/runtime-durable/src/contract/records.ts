@@ -134,6 +134,8 @@ export interface CheckpointRef {
   readonly sequence: number;
   readonly sessionId: string;
   readonly nextStep: string | null;
+  /** How many checkpoints lie behind this one in its base chain (0: a full list, no base). */
+  readonly depth: number;
   readonly createdAt: number;
 }
 

@@ -1,0 +1,273 @@
+import type { JsonObject, Session } from "@openrath/core";
+import { baseOf, encodeCheckpoint, restoreSession } from "./checkpoint-codec.js";
+import type { RunEvent, RunRecord } from "./contract/records.js";
+import type { RunStoreV1 } from "./contract/run-store.js";
+import type { SignalsV1 } from "./contract/signals.js";
+import { isTerminal } from "./contract/status.js";
+import { type CompiledPlan, compilePlan } from "./definition/compile.js";
+import { type DurableDefinitionSource, definitionOf } from "./definition/durable-workflow.js";
+import { DurableError } from "./errors.js";
+import { canonicalJson, sha256 } from "./internal/canonical.js";
+import { DurableWorker, type WorkerOptions } from "./worker/worker.js";
+
+/** Options of {@link createDurableRuntime}. */
+export interface DurableRuntimeOptions {
+  readonly store: RunStoreV1;
+  /** Signals to wake workers and follow runs (default: the store's own, `store.signals`). */
+  readonly signals?: SignalsV1;
+  /** The tenant of submissions that name none (default `"default"`). */
+  readonly tenantId?: string;
+}
+
+/** Options of {@link DurableRuntime.submit}. */
+export interface SubmitOptions {
+  readonly tenantId?: string;
+  /** Resubmitting with the same key returns the first run (same request) or fails (different one). */
+  readonly idempotencyKey?: string;
+  /** −100..100, higher first (default 0). */
+  readonly priority?: number;
+  /** The run times out at this time (a `Date` or epoch milliseconds). */
+  readonly deadline?: Date | number;
+  /** Not started before this time. */
+  readonly notBefore?: Date | number;
+  /** Caller data kept with the run and shown to steps as `ctx.metadata`. */
+  readonly metadata?: JsonObject;
+}
+
+const HASH = /^[0-9a-f]{64}$/;
+
+/**
+ * The durable runtime: registers workflows as plans, submits runs, follows them, and makes
+ * workers. Every piece of state is in the store; any number of runtimes (in any number of
+ * processes, for a multi-process store) can share it.
+ *
+ * @example
+ * ```ts
+ * const runtime = createDurableRuntime({ store: await pgliteStore({ dataDir: ".openrath" }) });
+ * await runtime.register(new Support());
+ * const worker = runtime.worker({ concurrency: 8 });
+ * await worker.start();
+ * const run = await runtime.submit("support", Session.fromUserMessage("Where is my order?"));
+ * const answer = await runtime.result(run.id); // waits, woken by the store's notifications
+ * ```
+ */
+export class DurableRuntime {
+  readonly store: RunStoreV1;
+  readonly signals: SignalsV1;
+  private readonly tenantId: string;
+  private readonly byHash = new Map<string, CompiledPlan>();
+  private readonly byName = new Map<string, CompiledPlan>();
+
+  constructor(options: DurableRuntimeOptions) {
+    this.store = options.store;
+    this.signals = options.signals ?? options.store.signals;
+    this.tenantId = options.tenantId ?? "default";
+  }
+
+  /**
+   * Compiles a workflow (a `DurableWorkflow` or a `defineWorkflow()` definition) and stores its
+   * plan. The latest registration of a name is what `submit(name)` uses; earlier revisions stay
+   * executable by workers that hold them.
+   *
+   * @throws {DurableError} `invalid_definition` when it does not compile.
+   */
+  async register(source: DurableDefinitionSource): Promise<CompiledPlan> {
+    const plan = compilePlan(definitionOf(source));
+    await this.store.registerPlan(plan.record);
+    this.byHash.set(plan.hash, plan);
+    this.byName.set(plan.name, plan);
+    return plan;
+  }
+
+  /** The plans registered in this runtime, newest registration of each name last. */
+  get plans(): CompiledPlan[] {
+    return [...this.byHash.values()];
+  }
+
+  /**
+   * Submits a run of `workflow` (a registered name, a plan, or a plan hash) on `session`. The
+   * session becomes checkpoint 0, encoded against the newest checkpoint of the same session (or
+   * its lineage parents) so a conversation's runs and forks share their stored chunks.
+   *
+   * @throws {DurableError} `unknown_plan`, `idempotency_conflict`, `session_busy`, `invalid_argument`.
+   */
+  async submit(
+    workflow: string | CompiledPlan,
+    session: Session,
+    options: SubmitOptions = {},
+  ): Promise<RunRecord> {
+    const planHash =
+      typeof workflow === "string"
+        ? HASH.test(workflow)
+          ? workflow
+          : this.byName.get(workflow)?.hash
+        : workflow.hash;
+    if (planHash === undefined) {
+      throw new DurableError(
+        "unknown_plan",
+        `No workflow named ${JSON.stringify(workflow)} is registered in this runtime; registered: ${[...this.byName.keys()].join(", ") || "none"}.`,
+        { details: { workflow } },
+      );
+    }
+    const entry = this.byHash.get(planHash)?.entry ?? (await this.entryOf(planHash));
+    const tenantId = options.tenantId ?? this.tenantId;
+    const priority = options.priority ?? 0;
+    if (!Number.isInteger(priority) || priority < -100 || priority > 100) {
+      throw new DurableError(
+        "invalid_argument",
+        `Priority must be an integer from -100 to 100, got ${priority}.`,
+      );
+    }
+    const deadline = options.deadline === undefined ? undefined : +options.deadline;
+    const notBefore = options.notBefore === undefined ? undefined : +options.notBefore;
+    const json = session.toJSON();
+    const head = await this.store.findSessionHead(tenantId, [
+      session.id,
+      ...session.lineage.parents.map((p) => p.id),
+    ]);
+    const { write } = encodeCheckpoint(session, head ? baseOf(head) : null, {
+      sequence: 0,
+      stepId: null,
+      nextStep: entry,
+    });
+    const fingerprint = sha256(
+      canonicalJson({
+        planHash,
+        tenantId,
+        priority,
+        deadline: deadline ?? null,
+        metadata: options.metadata ?? {},
+        session: sha256(JSON.stringify(json)),
+      }),
+    );
+    const { run } = await this.store.submit({
+      tenantId,
+      planHash,
+      checkpoint: write,
+      priority,
+      fingerprint,
+      ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }),
+      ...(deadline === undefined ? {} : { deadline }),
+      ...(notBefore === undefined ? {} : { notBefore }),
+      ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
+    });
+    return run;
+  }
+
+  private async entryOf(planHash: string): Promise<string> {
+    const plan = await this.store.getPlan(planHash);
+    if (!plan) {
+      throw new DurableError("unknown_plan", `No plan ${planHash} is registered in the store.`, {
+        details: { planHash },
+      });
+    }
+    return String(plan.definition.entry);
+  }
+
+  /** The run, or `undefined`. */
+  get(runId: string, tenantId?: string): Promise<RunRecord | undefined> {
+    return this.store.getRun(runId, tenantId);
+  }
+
+  /** Cancels a run; the worker holding it aborts the step's signal. */
+  cancel(runId: string, reason?: string): Promise<RunRecord> {
+    return this.store.cancel(runId, reason === undefined ? {} : { reason });
+  }
+
+  /**
+   * Waits until the run is terminal (or parked, with `parked: true`), woken by its event
+   * notifications rather than by polling.
+   *
+   * @throws {DurableError} `run_not_found`; the signal's reason when `signal` fires.
+   */
+  async wait(runId: string, options: { signal?: AbortSignal; parked?: boolean } = {}): Promise<RunRecord> {
+    for await (const _ of this.follow(runId, options)) {
+      // Draining the events is the wait; follow() returns once the run has ended.
+    }
+    const run = await this.store.getRun(runId);
+    if (!run) throw new DurableError("run_not_found", `No run ${runId}.`, { details: { runId } });
+    return run;
+  }
+
+  /** Waits for the run to succeed and returns its final Session. @throws a `DurableError` with the run's error otherwise. */
+  async result(runId: string, options: { signal?: AbortSignal } = {}): Promise<Session> {
+    const run = await this.wait(runId, options);
+    if (run.status !== "succeeded") {
+      throw new DurableError(
+        (run.error?.code as never) ?? "step_failed",
+        `Run ${runId} ended ${run.status}: ${run.error?.message ?? "no error recorded"}.`,
+        {
+          details: { runId, status: run.status, error: run.error },
+        },
+      );
+    }
+    return this.session(runId);
+  }
+
+  /** The Session of the run's latest (or `sequence`) checkpoint. */
+  async session(runId: string, sequence?: number): Promise<Session> {
+    const checkpoint = await this.store.loadCheckpoint(runId, sequence);
+    if (!checkpoint)
+      throw new DurableError("run_not_found", `No checkpoint ${sequence ?? "(latest)"} for run ${runId}.`);
+    return restoreSession(checkpoint);
+  }
+
+  /**
+   * The run's events after `after`: first the stored ones, then live ones as they are committed
+   * (woken by the run's signal), with no gap and no duplicate. Ends when the run is terminal (or
+   * parked, with `parked: true`) and every event has been read.
+   */
+  async *follow(
+    runId: string,
+    options: { after?: number; signal?: AbortSignal; parked?: boolean } = {},
+  ): AsyncGenerator<RunEvent> {
+    let last = options.after ?? 0;
+    let notify: (() => void) | undefined;
+    let pending = false;
+    const stop = await this.signals.subscribe(`run:${runId}`, () => {
+      pending = true;
+      const n = notify;
+      notify = undefined;
+      n?.();
+    });
+    const onAbort = () => notify?.();
+    options.signal?.addEventListener("abort", onAbort);
+    try {
+      for (;;) {
+        options.signal?.throwIfAborted();
+        pending = false;
+        const events = await this.store.readEvents(runId, { after: last });
+        for (const event of events) {
+          last = event.seq;
+          yield event;
+        }
+        if (events.length === 1000) continue;
+        const run = await this.store.getRun(runId);
+        if (!run) throw new DurableError("run_not_found", `No run ${runId}.`, { details: { runId } });
+        const done =
+          isTerminal(run.status) ||
+          (options.parked === true && (run.status === "waiting" || run.status === "needs_review"));
+        if (done && run.eventSeq <= last) return;
+        if (run.eventSeq > last || pending) continue;
+        // A slow safety re-read covers a notification lost while the listener reconnected.
+        await new Promise<void>((resolve) => {
+          notify = resolve;
+          setTimeout(resolve, 10_000).unref?.();
+        });
+      }
+    } finally {
+      options.signal?.removeEventListener("abort", onAbort);
+      await stop();
+    }
+  }
+
+  /** A worker for the plans registered here (or `options.plans`). Call `start()` on it. */
+  worker(options: WorkerOptions & { plans?: readonly CompiledPlan[] } = {}): DurableWorker {
+    return new DurableWorker(this.store, this.signals, options.plans ?? this.plans, options);
+  }
+}
+
+/** Creates a {@link DurableRuntime} over a store. */
+export function createDurableRuntime(options: DurableRuntimeOptions): DurableRuntime {
+  return new DurableRuntime(options);
+}

@@ -1,0 +1,276 @@
+import { type JsonValue, OpenRathError, Session } from "@openrath/core";
+import { baseOf, type CheckpointBase, encodeCheckpoint, restoreSession } from "../checkpoint-codec.js";
+import type { Claim, Fence, RunErrorInfo, RunRecord } from "../contract/records.js";
+import type { RunStoreV1 } from "../contract/run-store.js";
+import type { StepContext, StepLogger, StepMiddleware } from "../contract/step-context.js";
+import { type CompiledPlan, type PlanNode, retryDelayMs } from "../definition/compile.js";
+import { invalidSuccessor, notSession } from "../definition/run-in-memory.js";
+import { DurableError } from "../errors.js";
+import { runIsolated } from "./isolated-executor.js";
+
+/** What executing one claimed run needs from its worker. */
+export interface ExecutionEnv {
+  readonly store: RunStoreV1;
+  readonly plan: CompiledPlan;
+  readonly middleware: readonly StepMiddleware[];
+  readonly log: (level: keyof StepLogger, message: string, data?: Record<string, unknown>) => void;
+  /** Retries a worker write while the store is unreachable and the lease may still be ours. */
+  readonly write: <T>(fence: Fence, work: () => Promise<T>) => Promise<T>;
+}
+
+/** The reason a run's controller was aborted with, telling the executor how to end. */
+export type StopReason = DurableError;
+
+function errorInfo(error: unknown, stepId: string): RunErrorInfo {
+  if (OpenRathError.isInstance(error)) {
+    const retryable = (error.details as { retryable?: unknown }).retryable;
+    return {
+      code: error.code,
+      message: error.message,
+      stepId,
+      ...(typeof retryable === "boolean" ? { retryable } : {}),
+    };
+  }
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return { code: "step_failed", message, stepId };
+}
+
+function isStale(error: unknown): boolean {
+  return (
+    OpenRathError.isInstance(error, "stale_fence") || OpenRathError.isInstance(error, "version_conflict")
+  );
+}
+
+/**
+ * Runs a claimed run from its last committed checkpoint until it ends, parks, is retried later,
+ * or the lease is lost: each step's result is committed as the next checkpoint (fenced), so a
+ * crash resumes at the step after the last commit, on any worker.
+ */
+export async function executeRun(
+  env: ExecutionEnv,
+  claim: Claim,
+  controller: AbortController,
+): Promise<void> {
+  const { store, plan } = env;
+  const fence = claim.fence;
+  let run: RunRecord = claim.run;
+  const failRun = (error: RunErrorInfo) =>
+    env
+      .write(fence, () => store.finish(fence, { status: "failed", error }))
+      .catch((e) => {
+        if (!isStale(e)) throw e;
+      });
+
+  let session: Session;
+  let base: CheckpointBase;
+  try {
+    const checkpoint = await store.loadCheckpoint(run.id);
+    if (!checkpoint)
+      throw new DurableError("corrupt_checkpoint", `Run ${run.id} has no checkpoint to resume from.`);
+    session = restoreSession(checkpoint);
+    base = baseOf(checkpoint);
+  } catch (error) {
+    if (!OpenRathError.isInstance(error, "corrupt_checkpoint")) throw error;
+    env.log("error", "checkpoint cannot be restored; failing the run", {
+      runId: run.id,
+      error: (error as Error).message,
+    });
+    await failRun({ code: "corrupt_checkpoint", message: (error as Error).message });
+    return;
+  }
+
+  let stepId = run.nextStep;
+  let attempt = run.attempt;
+  let sequence = run.checkpointSeq;
+  while (stepId !== null) {
+    if (controller.signal.aborted) return;
+    if (run.deadline !== null && (await store.now()) >= run.deadline) {
+      await env
+        .write(fence, () =>
+          store.finish(fence, {
+            status: "timed_out",
+            error: { code: "deadline_exceeded", message: "The run passed its deadline.", stepId: stepId! },
+          }),
+        )
+        .catch((e) => {
+          if (!isStale(e)) throw e;
+        });
+      return;
+    }
+    const node: PlanNode | undefined = plan.nodes.get(stepId);
+    if (!node) {
+      await failRun({
+        code: "corrupt_checkpoint",
+        message: `The checkpoint names step "${stepId}", which plan ${plan.hash} does not have.`,
+        stepId,
+      });
+      return;
+    }
+    const signals = [controller.signal];
+    if (run.deadline !== null) signals.push(AbortSignal.timeout(Math.max(1, run.deadline - Date.now())));
+    if (node.kind === "step" && node.timeoutMs !== null && !node.isolated)
+      signals.push(AbortSignal.timeout(node.timeoutMs));
+    const signal = signals.length === 1 ? controller.signal : AbortSignal.any(signals);
+    const context = stepContext(env, run, fence, node.id, attempt, signal);
+
+    let next: string | null;
+    let out: Session = session;
+    try {
+      const invoke = async (ctx: StepContext): Promise<unknown> => {
+        if (node.kind === "router") return node.handler(session, ctx);
+        if (node.isolated) {
+          return runIsolated(
+            node.isolated,
+            session.toJSON(),
+            {
+              runId: run.id,
+              stepId: node.id,
+              attempt,
+              tenantId: run.tenantId,
+              deadline: run.deadline,
+              metadata: run.metadata,
+            },
+            node.timeoutMs!,
+            ctx.signal,
+          );
+        }
+        return node.handler(session, ctx);
+      };
+      let call = invoke;
+      for (const m of [...env.middleware].reverse()) {
+        const inner = call;
+        call = (ctx) => m.around(ctx, inner);
+      }
+      const result = await call(context);
+      if (controller.signal.aborted) return;
+      if (node.kind === "router") {
+        if (typeof result !== "string" || !node.successors.includes(result))
+          throw invalidSuccessor(plan, node.id, result, node.successors);
+        next = result;
+      } else {
+        if (node.isolated) {
+          try {
+            out = Session.fromJSON(result as never);
+          } catch {
+            throw notSession(plan, node.id, result);
+          }
+        } else {
+          if (!(result instanceof Session)) throw notSession(plan, node.id, result);
+          out = result;
+        }
+        next = node.next;
+      }
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      const info = errorInfo(error, node.id);
+      const timedOutByDeadline = run.deadline !== null && Date.now() >= run.deadline;
+      if (timedOutByDeadline) {
+        await env
+          .write(fence, () =>
+            store.finish(fence, {
+              status: "timed_out",
+              error: { code: "deadline_exceeded", message: "The run passed its deadline.", stepId: node.id },
+            }),
+          )
+          .catch((e) => {
+            if (!isStale(e)) throw e;
+          });
+        return;
+      }
+      const permanent =
+        info.code === "step_not_session" ||
+        info.code === "router_invalid_successor" ||
+        info.retryable === false;
+      const maxAttempts = node.kind === "step" ? node.retry.maxAttempts : 1;
+      env.log("warn", "step failed", {
+        runId: run.id,
+        stepId: node.id,
+        attempt,
+        code: info.code,
+        message: info.message,
+      });
+      await env
+        .write(fence, async () => {
+          if (!permanent && attempt < maxAttempts && node.kind === "step") {
+            await store.scheduleRetry(fence, { delayMs: retryDelayMs(node.retry, attempt), error: info });
+          } else {
+            await store.finish(fence, {
+              status: info.code === "step_timeout" ? "timed_out" : "failed",
+              error: info,
+            });
+          }
+        })
+        .catch((e) => {
+          if (!isStale(e)) throw e;
+        });
+      return;
+    }
+
+    const encoded = encodeCheckpoint(out, base, { sequence: sequence + 1, stepId: node.id, nextStep: next });
+    try {
+      run = await env.write(fence, () =>
+        next === null
+          ? store.finish(fence, { status: "succeeded", checkpoint: encoded.write })
+          : store.commitStep(fence, encoded.write),
+      );
+    } catch (error) {
+      if (isStale(error)) {
+        env.log("info", "lease lost before commit; another worker owns the run", {
+          runId: run.id,
+          stepId: node.id,
+        });
+        return;
+      }
+      throw error;
+    }
+    base = encoded.next(run.checkpointId);
+    session = out;
+    sequence += 1;
+    stepId = next;
+    attempt = 1;
+  }
+}
+
+function stepContext(
+  env: ExecutionEnv,
+  run: RunRecord,
+  fence: Fence,
+  stepId: string,
+  attempt: number,
+  signal: AbortSignal,
+): StepContext {
+  const fields = { runId: run.id, stepId, attempt };
+  const logger: StepLogger = {
+    debug: (m, d) => env.log("debug", m, { ...fields, ...d }),
+    info: (m, d) => env.log("info", m, { ...fields, ...d }),
+    warn: (m, d) => env.log("warn", m, { ...fields, ...d }),
+    error: (m, d) => env.log("error", m, { ...fields, ...d }),
+  };
+  return {
+    signal,
+    runId: run.id,
+    stepId,
+    attempt,
+    tenantId: run.tenantId,
+    workerId: fence.workerId,
+    deadline: run.deadline,
+    metadata: run.metadata as Record<string, JsonValue>,
+    logger,
+    fence,
+    emit: async (type, data) => {
+      await env.write(fence, () =>
+        env.store.appendEvent(fence, { type, ...(data === undefined ? {} : { data }) }),
+      );
+    },
+    interrupt: async () => {
+      throw new DurableError(
+        "not_supported",
+        "Interrupts need the journaled durable runtime; this runtime does not provide them yet.",
+        {
+          details: { runId: run.id, stepId },
+        },
+      );
+    },
+    extensions: {},
+  };
+}

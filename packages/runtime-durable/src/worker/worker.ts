@@ -1,0 +1,306 @@
+import { hostname } from "node:os";
+import { OpenRathError } from "@openrath/core";
+import type { Claim, Fence } from "../contract/records.js";
+import type { RunStoreV1 } from "../contract/run-store.js";
+import type { SignalsV1 } from "../contract/signals.js";
+import type { StepLogger, StepMiddleware } from "../contract/step-context.js";
+import type { CompiledPlan } from "../definition/compile.js";
+import { DurableError } from "../errors.js";
+import { executeRun } from "./execute-run.js";
+
+/** Options of a {@link DurableWorker}. */
+export interface WorkerOptions {
+  /**
+   * The worker's identity (default `OPENRATH_WORKER_ID`, else `<hostname>:<pid>`). Restarting with
+   * the same identity takes the previous incarnation's runs back at once.
+   */
+  readonly workerId?: string;
+  /** Runs executed at the same time (default 4). */
+  readonly concurrency?: number;
+  /** Lease length in milliseconds (default 30 000); heartbeats renew it every third of it. */
+  readonly leaseMs?: number;
+  /** Wraps every step attempt (the journal and effect ledger install themselves here). */
+  readonly middleware?: readonly StepMiddleware[];
+  /** Structured log lines (default: none). */
+  readonly log?: (level: keyof StepLogger, message: string, data?: Record<string, unknown>) => void;
+}
+
+interface Active {
+  readonly claim: Claim;
+  fence: Fence;
+  readonly controller: AbortController;
+  /** Local monotonic time by which the lease has surely expired unless renewed. */
+  expiresBy: number;
+  readonly done: Promise<void>;
+}
+
+/**
+ * Claims and executes runs of the plans it holds, several at once. It sleeps on the store's
+ * `work` signal (no polling loop), aborts a step's signal on the `cancel` signal, renews its
+ * leases every third of the lease (and sweeps expired leases and deadlines then), and aborts any
+ * step whose lease it learns is gone.
+ */
+export class DurableWorker {
+  /** This worker's identity. */
+  readonly workerId: string;
+  readonly concurrency: number;
+  readonly leaseMs: number;
+  private readonly plans: Map<string, CompiledPlan>;
+  private readonly active = new Map<string, Active>();
+  private readonly log: NonNullable<WorkerOptions["log"]>;
+  private readonly middleware: readonly StepMiddleware[];
+  private running = false;
+  private wakeUp: (() => void) | undefined;
+  private woken = false;
+  private loop: Promise<void> | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => Promise<void>)[] = [];
+
+  constructor(
+    private readonly store: RunStoreV1,
+    private readonly signals: SignalsV1,
+    plans: readonly CompiledPlan[],
+    options: WorkerOptions = {},
+  ) {
+    this.workerId = options.workerId ?? process.env.OPENRATH_WORKER_ID ?? `${hostname()}:${process.pid}`;
+    this.concurrency = Math.max(1, Math.floor(options.concurrency ?? 4));
+    this.leaseMs = Math.max(30, options.leaseMs ?? 30_000);
+    this.plans = new Map(plans.map((p) => [p.hash, p]));
+    this.log = options.log ?? (() => {});
+    this.middleware = options.middleware ?? [];
+    if (this.plans.size === 0)
+      throw new DurableError("invalid_argument", "A worker needs at least one registered plan to execute.");
+  }
+
+  /** The plan hashes this worker advertises and claims. */
+  get planHashes(): string[] {
+    return [...this.plans.keys()];
+  }
+
+  /** Ids of the runs executing now. */
+  get activeRuns(): string[] {
+    return [...this.active.keys()];
+  }
+
+  /**
+   * Starts: subscribes to work and cancel signals, takes back the runs its identity still holds,
+   * and begins claiming.
+   */
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    this.unsubscribe.push(
+      await this.signals.subscribe("work", (signal) => {
+        if (
+          signal.kind === "work" &&
+          (signal.planHash === undefined || signal.planHash === "" || this.plans.has(signal.planHash))
+        )
+          this.wake();
+      }),
+      await this.signals.subscribe("cancel", (signal) => {
+        if (signal.kind !== "cancel") return;
+        const active = this.active.get(signal.runId);
+        active?.controller.abort(
+          new DurableError("cancelled", `Run ${signal.runId} was cancelled.`, {
+            details: { runId: signal.runId },
+          }),
+        );
+      }),
+    );
+    const reclaimed = await this.store.reclaim({
+      workerId: this.workerId,
+      planHashes: this.planHashes,
+      leaseMs: this.leaseMs,
+    });
+    for (const claim of reclaimed) this.launch(claim);
+    if (reclaimed.length > 0)
+      this.log("info", "took back runs of this worker identity", {
+        workerId: this.workerId,
+        runs: reclaimed.length,
+      });
+    this.heartbeatTimer = setInterval(
+      () => {
+        this.beat().catch(() => {});
+      },
+      Math.max(10, Math.floor(this.leaseMs / 3)),
+    );
+    this.loop = this.claimLoop();
+  }
+
+  /**
+   * Stops claiming. With `drain` (default) waits for the runs in flight to end; otherwise aborts
+   * them and gives them back to the queue so another worker continues at once.
+   */
+  async stop(options: { drain?: boolean } = {}): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.wake();
+    await this.loop;
+    if (options.drain === false) {
+      const fences = [...this.active.values()].map((a) => a.fence);
+      for (const a of this.active.values())
+        a.controller.abort(new DurableError("lease_lost", "The worker is stopping."));
+      await Promise.allSettled([...this.active.values()].map((a) => a.done));
+      await Promise.allSettled(fences.map((f) => this.store.release(f)));
+    } else {
+      await Promise.allSettled([...this.active.values()].map((a) => a.done));
+    }
+    clearInterval(this.heartbeatTimer);
+    clearTimeout(this.wakeTimer);
+    for (const stop of this.unsubscribe.splice(0)) await stop().catch(() => {});
+  }
+
+  private wake() {
+    this.woken = true;
+    const wake = this.wakeUp;
+    this.wakeUp = undefined;
+    wake?.();
+  }
+
+  private sleep(): Promise<void> {
+    if (this.woken || !this.running) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.wakeUp = resolve;
+    });
+  }
+
+  private async claimLoop(): Promise<void> {
+    let failures = 0;
+    while (this.running) {
+      this.woken = false;
+      const slots = this.concurrency - this.active.size;
+      if (slots > 0) {
+        try {
+          const claims = (await this.store.claim({
+            workerId: this.workerId,
+            planHashes: this.planHashes,
+            leaseMs: this.leaseMs,
+            limit: slots,
+          })) as Claim[] & { nextAt?: number | null };
+          failures = 0;
+          for (const claim of claims) this.launch(claim);
+          if (claims.length === slots) continue;
+          if (claims.nextAt) this.scheduleWake(claims.nextAt);
+        } catch (error) {
+          failures++;
+          this.log("warn", "claim failed", { error: (error as Error).message });
+          // The store is unreachable: try again after a backoff (the only timed retry in the loop).
+          await new Promise((r) => setTimeout(r, Math.min(2000, 50 * 2 ** Math.min(failures, 6))));
+          continue;
+        }
+      }
+      await this.sleep();
+    }
+  }
+
+  /** Sets a timer for the earliest scheduled retry (`notBefore`), judged by the database clock. */
+  private scheduleWake(at: number) {
+    clearTimeout(this.wakeTimer);
+    this.store
+      .now()
+      .then((now) => {
+        this.wakeTimer = setTimeout(() => this.wake(), Math.max(0, at - now) + 5);
+      })
+      .catch(() => {});
+  }
+
+  private launch(claim: Claim) {
+    const controller = new AbortController();
+    const entry = {
+      claim,
+      fence: claim.fence,
+      controller,
+      expiresBy: performance.now() + this.leaseMs,
+    } as Omit<Active, "done"> & { done?: Promise<void> };
+    this.active.set(claim.run.id, entry as Active);
+    entry.done = (async () => {
+      try {
+        const plan = this.plans.get(claim.run.planHash);
+        if (!plan)
+          throw new DurableError(
+            "unknown_plan",
+            `Claimed run ${claim.run.id} of a plan this worker does not hold.`,
+          );
+        await executeRun(
+          {
+            store: this.store,
+            plan,
+            middleware: this.middleware,
+            log: this.log,
+            write: (fence, work) => this.write(fence, work),
+          },
+          claim,
+          controller,
+        );
+      } catch (error) {
+        this.log("error", "run execution stopped", { runId: claim.run.id, error: (error as Error).message });
+      } finally {
+        this.active.delete(claim.run.id);
+        this.wake();
+      }
+    })();
+  }
+
+  /** A worker write, retried while the store is unreachable and the lease may still be valid. */
+  private async write<T>(fence: Fence, work: () => Promise<T>): Promise<T> {
+    let delay = 50;
+    for (;;) {
+      try {
+        return await work();
+      } catch (error) {
+        const active = this.active.get(fence.runId);
+        if (
+          !OpenRathError.isInstance(error, "store_unavailable") ||
+          !active ||
+          performance.now() > active.expiresBy
+        )
+          throw error;
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 1000);
+      }
+    }
+  }
+
+  private async beat(): Promise<void> {
+    if (this.active.size > 0) {
+      const entries = [...this.active.values()];
+      const sent = performance.now();
+      try {
+        const result = await this.store.heartbeat(
+          entries.map((a) => a.fence),
+          this.leaseMs,
+        );
+        for (const a of entries) {
+          if (result.renewed.has(a.claim.run.id)) a.expiresBy = sent + this.leaseMs;
+          const lost = result.lost.get(a.claim.run.id);
+          if (lost) {
+            const code = lost.status === "cancelled" ? "cancelled" : "lease_lost";
+            a.controller.abort(
+              new DurableError(code, `Run ${a.claim.run.id}: ${lost.reason}.`, {
+                details: { runId: a.claim.run.id, ...lost },
+              }),
+            );
+          }
+        }
+      } catch (error) {
+        this.log("warn", "heartbeat failed", { error: (error as Error).message });
+      }
+      // Without a renewal the lease is gone by now (the database may have requeued it): stop the step.
+      const now = performance.now();
+      for (const a of entries) {
+        if (now > a.expiresBy && !a.controller.signal.aborted) {
+          a.controller.abort(
+            new DurableError("lease_lost", `Run ${a.claim.run.id}: the lease could not be renewed in time.`),
+          );
+        }
+      }
+    }
+    try {
+      const swept = await this.store.sweep();
+      if (swept.requeued > 0 || swept.timedOut > 0) this.log("info", "swept", { ...swept });
+    } catch {
+      // The next beat sweeps again.
+    }
+  }
+}

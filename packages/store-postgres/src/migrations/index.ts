@@ -1,0 +1,26 @@
+import { createHash } from "node:crypto";
+import { INITIAL } from "./0001-initial.js";
+
+/** One migration: applied once, in order, recorded with its checksum. */
+export interface Migration {
+  /** 1, 2, 3… without gaps. */
+  readonly version: number;
+  readonly name: string;
+  /** SQL with `{schema}` where the schema name goes. */
+  readonly sql: string;
+  /**
+   * Only adds (tables, columns with defaults, indexes): code written for the schema before it keeps
+   * working, so `--check` of an older release accepts a database that has it.
+   */
+  readonly additive: boolean;
+}
+
+/** The migration set, oldest first. Never edit a released migration: add the next one. */
+export const MIGRATIONS: readonly Migration[] = Object.freeze([
+  { version: 1, name: "initial", sql: INITIAL, additive: false },
+]);
+
+/** SHA-256 of a migration's SQL (with the placeholder), the checksum recorded when it is applied. */
+export function checksumOf(migration: Migration): string {
+  return createHash("sha256").update(migration.sql).digest("hex");
+}

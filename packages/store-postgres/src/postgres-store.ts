@@ -1,0 +1,327 @@
+import { PGlite } from "@electric-sql/pglite";
+import type { JsonObject } from "@openrath/core";
+import {
+  canonicalJson,
+  DurableError,
+  type PlanRecord,
+  type RunStoreCapabilities,
+  type RunStoreV1,
+  type SignalsV1,
+} from "@openrath/runtime-durable";
+import { Kysely, PostgresDialect, sql } from "kysely";
+import pg from "pg";
+import { checkSchema, migrate, validSchema } from "./migrator.js";
+import { PGliteDialect } from "./pglite-dialect.js";
+import { notifySignals } from "./signals/notify-signals.js";
+import { pgliteTransport, pgTransport } from "./signals/transports.js";
+import { applyRetention, eraseSession, findSessionHead, loadCheckpoint } from "./store/checkpoints.js";
+import { mapDriverError, type StoreContext, storeContext } from "./store/context.js";
+import { claimRuns, getRun, heartbeat, listRuns, reclaimRuns, submitRun } from "./store/runs.js";
+import {
+  appendEvent,
+  cancelRun,
+  commitStep,
+  finishRun,
+  parkRun,
+  releaseRun,
+  scheduleRetry,
+  sweep,
+  unparkRun,
+} from "./store/transitions.js";
+
+/** Options shared by both drivers. */
+export interface StoreOptionsBase {
+  /** The PostgreSQL schema holding the tables (default `"openrath"`). */
+  readonly schema?: string;
+  /**
+   * Apply pending migrations when the store opens (default: true for PGlite, false for a server,
+   * where `openrath-migrate` runs them as its own step and role). Without it the store checks that
+   * the schema is ready and fails with `schema_mismatch` otherwise.
+   */
+  readonly migrate?: boolean;
+}
+
+/** Options of {@link postgresStore}. */
+export interface PostgresStoreOptions extends StoreOptionsBase {
+  /** A connection string such as `postgres://runtime@127.0.0.1:5432/app`. */
+  readonly connectionString?: string;
+  /** Pool settings for `pg` (merged over `connectionString`); `max` defaults to 10. */
+  readonly pool?: pg.PoolConfig;
+}
+
+/** Options of {@link pgliteStore}. */
+export interface PgliteStoreOptions extends StoreOptionsBase {
+  /** A directory for the database files; omitted: in memory, gone when the process ends. */
+  readonly dataDir?: string;
+  /** An open PGlite instance to use instead (the store does not close it). */
+  readonly db?: PGlite;
+}
+
+const CAPABILITIES_SERVER: RunStoreCapabilities = Object.freeze({
+  multiProcess: true,
+  notifiesOnCommit: true,
+  databaseClock: true,
+  retention: true,
+  tenantLimits: true,
+});
+
+const CAPABILITIES_EMBEDDED: RunStoreCapabilities = Object.freeze({
+  ...CAPABILITIES_SERVER,
+  multiProcess: false,
+});
+
+/** A {@link RunStoreV1} over Kysely: the same SQL for PostgreSQL and PGlite. */
+class KyselyRunStore implements RunStoreV1 {
+  readonly specVersion = "v1" as const;
+  private closed = false;
+
+  constructor(
+    readonly name: string,
+    readonly capabilities: RunStoreCapabilities,
+    readonly signals: SignalsV1,
+    private readonly c: StoreContext,
+    private readonly onClose: () => Promise<void>,
+  ) {}
+
+  private async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new DurableError("store_unavailable", `The ${this.name} store is closed.`);
+    try {
+      return await work();
+    } catch (error) {
+      throw mapDriverError(error);
+    }
+  }
+
+  async now() {
+    return this.run(async () => {
+      const r = await sql<{ now: Date }>`select now() as now`.execute(this.c.db);
+      return new Date(r.rows[0]!.now).getTime();
+    });
+  }
+
+  registerPlan(plan: PlanRecord) {
+    return this.run(async () => {
+      const definition = canonicalJson(plan.definition);
+      await sql`insert into ${this.c.t.plans} (hash, name, version, definition) values (${plan.hash}, ${plan.name}, ${plan.version}, ${definition})
+        on conflict (hash) do nothing`.execute(this.c.db);
+      const stored = await this.getPlan(plan.hash);
+      if (
+        !stored ||
+        canonicalJson(stored.definition) !== definition ||
+        stored.name !== plan.name ||
+        stored.version !== plan.version
+      ) {
+        throw new DurableError(
+          "plan_conflict",
+          `Plan hash ${plan.hash} is already registered with different content.`,
+          {
+            details: { hash: plan.hash, name: plan.name },
+          },
+        );
+      }
+    });
+  }
+
+  getPlan(hash: string) {
+    return this.run(async () => {
+      const r = await sql<{
+        hash: string;
+        name: string;
+        version: string;
+        definition: string;
+      }>`select hash, name, version, definition from ${this.c.t.plans} where hash = ${hash}`.execute(
+        this.c.db,
+      );
+      const row = r.rows[0];
+      return row
+        ? {
+            hash: row.hash,
+            name: row.name,
+            version: row.version,
+            definition: JSON.parse(row.definition) as JsonObject,
+          }
+        : undefined;
+    });
+  }
+
+  submit: RunStoreV1["submit"] = (input) => this.run(() => submitRun(this.c, input));
+  getRun: RunStoreV1["getRun"] = (runId, tenantId) => this.run(() => getRun(this.c, runId, tenantId));
+  listRuns: RunStoreV1["listRuns"] = (query) => this.run(() => listRuns(this.c, query));
+  claim: RunStoreV1["claim"] = (request) => this.run(() => claimRuns(this.c, request));
+  reclaim: RunStoreV1["reclaim"] = (request) => this.run(() => reclaimRuns(this.c, request));
+  heartbeat: RunStoreV1["heartbeat"] = (fences, leaseMs) =>
+    this.run(() => heartbeat(this.c, fences, leaseMs));
+  loadCheckpoint: RunStoreV1["loadCheckpoint"] = (runId, sequence) =>
+    this.run(() => loadCheckpoint(this.c, runId, sequence));
+  findSessionHead: RunStoreV1["findSessionHead"] = (tenantId, ids) =>
+    this.run(() => findSessionHead(this.c, tenantId, ids));
+  commitStep: RunStoreV1["commitStep"] = (fence, write, version) =>
+    this.run(() => commitStep(this.c, fence, write, version));
+  finish: RunStoreV1["finish"] = (fence, input) => this.run(() => finishRun(this.c, fence, input));
+  scheduleRetry: RunStoreV1["scheduleRetry"] = (fence, input) =>
+    this.run(() => scheduleRetry(this.c, fence, input));
+  release: RunStoreV1["release"] = (fence) => this.run(() => releaseRun(this.c, fence));
+  park: RunStoreV1["park"] = (fence, input) => this.run(() => parkRun(this.c, fence, input));
+  unpark: RunStoreV1["unpark"] = (runId, input) => this.run(() => unparkRun(this.c, runId, input));
+  cancel: RunStoreV1["cancel"] = (runId, input) => this.run(() => cancelRun(this.c, runId, input));
+  appendEvent: RunStoreV1["appendEvent"] = (fence, event) =>
+    this.run(() => appendEvent(this.c, fence, event));
+  sweep: RunStoreV1["sweep"] = () => this.run(() => sweep(this.c));
+  applyRetention: RunStoreV1["applyRetention"] = (policies) =>
+    this.run(() => applyRetention(this.c, policies));
+  eraseSession: RunStoreV1["eraseSession"] = (tenantId, sessionId) =>
+    this.run(() => eraseSession(this.c, tenantId, sessionId));
+
+  readEvents: RunStoreV1["readEvents"] = (runId, options = {}) =>
+    this.run(async () => {
+      const after = options.after ?? 0;
+      const limit = Math.min(Math.max(options.limit ?? 1000, 1), 10_000);
+      const r = await sql<{
+        run_id: string;
+        seq: unknown;
+        type: string;
+        data: string;
+        at: Date;
+      }>`select run_id, seq, type, data, at from ${this.c.t.events}
+        where run_id = ${runId}::uuid and seq > ${after} order by seq limit ${limit}`.execute(this.c.db);
+      return r.rows.map((row) => ({
+        runId: String(row.run_id),
+        seq: Number(row.seq),
+        type: row.type,
+        data: JSON.parse(row.data),
+        at: new Date(row.at).getTime(),
+      }));
+    });
+
+  setTenantLimit: RunStoreV1["setTenantLimit"] = (tenantId, maxRunning) =>
+    this.run(async () => {
+      if (maxRunning === null) {
+        await sql`delete from ${this.c.t.limits} where tenant_id = ${tenantId}`.execute(this.c.db);
+        return;
+      }
+      if (!Number.isInteger(maxRunning) || maxRunning < 1) {
+        throw new DurableError(
+          "invalid_argument",
+          `A tenant's running cap must be an integer ≥ 1 (or null for none), got ${maxRunning}.`,
+        );
+      }
+      await sql`insert into ${this.c.t.limits} (tenant_id, max_running) values (${tenantId}, ${maxRunning})
+        on conflict (tenant_id) do update set max_running = excluded.max_running`.execute(this.c.db);
+    });
+
+  async close() {
+    if (this.closed) return;
+    this.closed = true;
+    await this.signals.close().catch(() => {});
+    await this.onClose();
+  }
+}
+
+/** Opens the store over `db`: migrates or checks the schema first. */
+async function open(
+  name: string,
+  // biome-ignore lint/suspicious/noExplicitAny: raw SQL store.
+  db: Kysely<any>,
+  options: StoreOptionsBase & { migrateDefault: boolean },
+  makeSignals: (c: StoreContext) => SignalsV1,
+  capabilities: RunStoreCapabilities,
+  onClose: () => Promise<void>,
+): Promise<RunStoreV1> {
+  const schema = validSchema(options.schema ?? "openrath");
+  try {
+    if (options.migrate ?? options.migrateDefault) await migrate(db, schema);
+    else {
+      const check = await checkSchema(db, schema);
+      if (!check.ready) {
+        throw new DurableError(
+          "schema_mismatch",
+          `The database schema "${schema}" is not ready for this release: ${check.problems.join("; ")}.`,
+          {
+            details: { schema, ...check },
+          },
+        );
+      }
+    }
+  } catch (error) {
+    await onClose().catch(() => {});
+    throw mapDriverError(error);
+  }
+  const c = storeContext(db, schema);
+  return new KyselyRunStore(name, capabilities, makeSignals(c), c, onClose);
+}
+
+/**
+ * A run store on a PostgreSQL server through `pg`: many workers in many processes on many
+ * machines share it. Migrations are not applied unless `migrate: true`; run `openrath-migrate`
+ * with the migration role, and give the runtime a role without DDL rights.
+ *
+ * @example
+ * ```ts
+ * const store = await postgresStore({ connectionString: process.env.DATABASE_URL });
+ * const runtime = createDurableRuntime({ store });
+ * ```
+ * @throws {DurableError} `schema_mismatch` when the schema is not migrated, `store_unavailable`
+ *   when the server cannot be reached.
+ */
+export async function postgresStore(options: PostgresStoreOptions = {}): Promise<RunStoreV1> {
+  const config: pg.PoolConfig = {
+    max: 10,
+    ...(options.connectionString ? { connectionString: options.connectionString } : {}),
+    ...options.pool,
+  };
+  const pool = new pg.Pool(config);
+  // A server restart surfaces as an error on idle clients; the pool drops them and reconnects.
+  pool.on("error", () => {});
+  const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  return open(
+    "postgres",
+    db,
+    { ...options, migrateDefault: false },
+    (c) =>
+      notifySignals(
+        "postgres-notify",
+        c.channels,
+        pgTransport(config, c.channels, async (channel, payload) => {
+          await sql`select pg_notify(${channel}, ${payload})`.execute(db);
+        }),
+        true,
+      ),
+    CAPABILITIES_SERVER,
+    () => db.destroy(),
+  );
+}
+
+/**
+ * The embedded run store: PostgreSQL compiled to WebAssembly (PGlite) in this process, in a
+ * directory on disk or in memory. Nothing to install or start; signals stay in-process. The
+ * schema and SQL are the same as on a server.
+ *
+ * @example
+ * ```ts
+ * const store = await pgliteStore({ dataDir: ".openrath/db" });
+ * ```
+ */
+export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<RunStoreV1> {
+  const owned = options.db === undefined;
+  const pglite = options.db ?? (await PGlite.create(options.dataDir ? { dataDir: options.dataDir } : {}));
+  const db = new Kysely({ dialect: new PGliteDialect(pglite) });
+  return open(
+    "pglite",
+    db,
+    { ...options, migrateDefault: true },
+    (c) =>
+      notifySignals(
+        "pglite-notify",
+        c.channels,
+        pgliteTransport(pglite, c.channels, async (channel, payload) => {
+          await sql`select pg_notify(${channel}, ${payload})`.execute(db);
+        }),
+        false,
+      ),
+    CAPABILITIES_EMBEDDED,
+    async () => {
+      await db.destroy();
+      if (owned && !pglite.closed) await pglite.close();
+    },
+  );
+}

@@ -1,0 +1,90 @@
+import { inProcessSignals, type Signal, type SignalsV1 } from "@openrath/runtime-durable";
+
+/** The three channels a store notifies on. */
+export interface NotifyChannels {
+  readonly work: string;
+  readonly cancel: string;
+  readonly events: string;
+}
+
+/** Turns a NOTIFY on one of `channels` into a signal (`undefined` for a malformed payload). */
+export function signalOf(channels: NotifyChannels, channel: string, payload: string): Signal | undefined {
+  if (channel === channels.work) return payload ? { kind: "work", planHash: payload } : { kind: "work" };
+  if (channel === channels.cancel) return { kind: "cancel", runId: payload };
+  if (channel === channels.events) {
+    const at = payload.lastIndexOf(":");
+    const seq = Number(payload.slice(at + 1));
+    if (at <= 0 || !Number.isFinite(seq)) return undefined;
+    return { kind: "event", runId: payload.slice(0, at), seq };
+  }
+  return undefined;
+}
+
+/** How a NOTIFY-based signals backend reaches the database. */
+export interface NotifyTransport {
+  /** Starts listening on the channels; calls `onNotify` per notification and `onReconnect` after a gap. */
+  start(onNotify: (channel: string, payload: string) => void, onReconnect: () => void): Promise<void>;
+  /** Sends `pg_notify(channel, payload)`. */
+  notify(channel: string, payload: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Signals over PostgreSQL `LISTEN/NOTIFY`: the store's own writes notify inside their
+ * transactions (so a signal always arrives after its commit), one listening connection per
+ * process fans them out to local subscribers. After the listener reconnects, every subscriber
+ * gets a catch-up signal (`work`, and `event` with `seq: -1` per watched run) so nothing sent
+ * while it was away is missed for long.
+ */
+export function notifySignals(
+  name: string,
+  channels: NotifyChannels,
+  transport: NotifyTransport,
+  crossProcess: boolean,
+): SignalsV1 {
+  const local = inProcessSignals(name);
+  const watched = new Map<string, number>();
+  let started: Promise<void> | undefined;
+  const start = () => {
+    started ??= transport.start(
+      (channel, payload) => {
+        const signal = signalOf(channels, channel, payload);
+        if (signal) local.deliver(signal);
+      },
+      () => {
+        local.deliver({ kind: "work" });
+        for (const runId of watched.keys()) local.deliver({ kind: "event", runId, seq: -1 });
+      },
+    );
+    return started;
+  };
+  return {
+    specVersion: "v1",
+    name,
+    capabilities: { crossProcess, livePayloads: false },
+    async publish(signal) {
+      if (signal.kind === "work") await transport.notify(channels.work, signal.planHash ?? "");
+      else if (signal.kind === "cancel") await transport.notify(channels.cancel, signal.runId);
+      else await transport.notify(channels.events, `${signal.runId}:${signal.seq}`);
+    },
+    async subscribe(topic, listener) {
+      await start();
+      const runId = topic.startsWith("run:") ? topic.slice(4) : undefined;
+      if (runId) watched.set(runId, (watched.get(runId) ?? 0) + 1);
+      const stop = await local.subscribe(topic, listener);
+      return async () => {
+        await stop();
+        if (runId) {
+          const n = (watched.get(runId) ?? 1) - 1;
+          if (n <= 0) watched.delete(runId);
+          else watched.set(runId, n);
+        }
+      };
+    },
+    async close() {
+      await local.close();
+      if (started) await started.catch(() => {});
+      await transport.stop();
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import type { PGlite } from "@electric-sql/pglite";
+import pg from "pg";
+import type { NotifyChannels, NotifyTransport } from "./notify-signals.js";
+
+/**
+ * LISTEN on a dedicated `pg` connection, reconnecting with backoff (100 ms doubling to 2 s) when
+ * the server goes away; NOTIFY through the store's pool.
+ */
+export function pgTransport(
+  config: pg.ClientConfig,
+  channels: NotifyChannels,
+  notify: (channel: string, payload: string) => Promise<void>,
+): NotifyTransport {
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let delay = 100;
+  const listen = async (
+    onNotify: (channel: string, payload: string) => void,
+    onReconnect: () => void,
+    first: boolean,
+  ) => {
+    const next = new pg.Client(config);
+    next.on("notification", (message) => onNotify(message.channel, message.payload ?? ""));
+    const retry = () => {
+      if (stopped || client !== next) return;
+      client = undefined;
+      next.removeAllListeners("error");
+      next.on("error", () => {});
+      next.end().catch(() => {});
+      timer = setTimeout(() => {
+        listen(onNotify, onReconnect, false).catch(() => {});
+      }, delay);
+      delay = Math.min(delay * 2, 2000);
+    };
+    next.on("error", retry);
+    next.on("end", retry);
+    client = next;
+    try {
+      await next.connect();
+      for (const channel of [channels.work, channels.cancel, channels.events]) {
+        await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      }
+      delay = 100;
+      if (!first) onReconnect();
+    } catch (error) {
+      if (first) {
+        client = undefined;
+        next.removeAllListeners("end");
+        next.removeAllListeners("error");
+        next.on("error", () => {});
+        await next.end().catch(() => {});
+        throw error;
+      }
+      retry();
+    }
+  };
+  return {
+    start: (onNotify, onReconnect) => listen(onNotify, onReconnect, true),
+    notify,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      const c = client;
+      client = undefined;
+      if (c) {
+        c.removeAllListeners("end");
+        c.removeAllListeners("error");
+        c.on("error", () => {});
+        await c.end().catch(() => {});
+      }
+    },
+  };
+}
+
+/** LISTEN inside an embedded PGlite database: notifications stay in this process. */
+export function pgliteTransport(
+  db: PGlite,
+  channels: NotifyChannels,
+  notify: (channel: string, payload: string) => Promise<void>,
+): NotifyTransport {
+  const stops: (() => Promise<void>)[] = [];
+  return {
+    async start(onNotify) {
+      for (const channel of [channels.work, channels.cancel, channels.events]) {
+        stops.push(await db.listen(channel, (payload) => onNotify(channel, payload)));
+      }
+    },
+    notify,
+    async stop() {
+      if (db.closed) return;
+      for (const stop of stops.splice(0)) await stop().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,121 @@
+import type { JsonObject } from "@openrath/core";
+import { DurableError, type RunErrorInfo, type RunRecord, type RunStatus } from "@openrath/runtime-durable";
+import { type Kysely, type RawBuilder, sql } from "kysely";
+
+/** What every query module needs: the database, the schema's tables and the notification channels. */
+export interface StoreContext {
+  // biome-ignore lint/suspicious/noExplicitAny: queries are raw SQL; rows are mapped by hand.
+  readonly db: Kysely<any>;
+  readonly schema: string;
+  readonly t: {
+    readonly runs: RawBuilder<unknown>;
+    readonly events: RawBuilder<unknown>;
+    readonly checkpoints: RawBuilder<unknown>;
+    readonly chunks: RawBuilder<unknown>;
+    readonly plans: RawBuilder<unknown>;
+    readonly limits: RawBuilder<unknown>;
+    readonly checkpointIds: string;
+  };
+  /** NOTIFY channel names (schema-prefixed, so two schemas in one database do not cross-talk). */
+  readonly channels: { readonly work: string; readonly cancel: string; readonly events: string };
+}
+
+/** Builds the context for `schema`. */
+export function storeContext(
+  // biome-ignore lint/suspicious/noExplicitAny: see StoreContext.db.
+  db: Kysely<any>,
+  schema: string,
+): StoreContext {
+  const table = (name: string) => sql.table(`${schema}.${name}`) as unknown as RawBuilder<unknown>;
+  return {
+    db,
+    schema,
+    t: {
+      runs: table("runs"),
+      events: table("run_events"),
+      checkpoints: table("checkpoints"),
+      chunks: table("chunks"),
+      plans: table("plans"),
+      limits: table("tenant_limits"),
+      checkpointIds: `${schema}.checkpoint_ids`,
+    },
+    channels: { work: `${schema}_work`, cancel: `${schema}_cancel`, events: `${schema}_events` },
+  };
+}
+
+/** A `runs` row as the drivers return it (pg gives strings for bigint, PGlite numbers; both give Dates). */
+export type RunRow = Record<string, unknown>;
+
+const ms = (value: unknown): number | null => {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return value.getTime();
+  return Date.parse(String(value));
+};
+
+function parseJson<T>(text: unknown, fallback: T): T {
+  if (text === null || text === undefined) return fallback;
+  if (typeof text !== "string") return text as T;
+  return JSON.parse(text) as T;
+}
+
+/** Maps a `runs` row to a {@link RunRecord}. */
+export function toRun(row: RunRow): RunRecord {
+  return {
+    id: String(row.id),
+    tenantId: String(row.tenant_id),
+    sessionId: String(row.session_id),
+    planHash: String(row.plan_hash),
+    workflow: String(row.workflow),
+    status: row.status as RunStatus,
+    version: Number(row.version),
+    priority: Number(row.priority),
+    idempotencyKey: (row.idempotency_key as string | null) ?? null,
+    fingerprint: String(row.fingerprint),
+    nextStep: (row.next_step as string | null) ?? null,
+    attempt: Number(row.attempt),
+    notBefore: ms(row.not_before) ?? 0,
+    deadline: ms(row.deadline),
+    leaseHolder: (row.lease_holder as string | null) ?? null,
+    fencingToken: Number(row.fencing_token),
+    leaseExpiresAt: ms(row.lease_expires_at),
+    checkpointSeq: Number(row.checkpoint_seq),
+    checkpointId: Number(row.checkpoint_id ?? 0),
+    eventSeq: Number(row.event_seq),
+    error: parseJson<RunErrorInfo | null>(row.error, null),
+    metadata: parseJson<JsonObject>(row.metadata, {}),
+    createdAt: ms(row.created_at) ?? 0,
+    updatedAt: ms(row.updated_at) ?? 0,
+  };
+}
+
+/** Epoch milliseconds of a row value. */
+export const toMs = ms;
+
+/** Maps driver errors that mean "the database is not reachable" to `store_unavailable`. */
+export function mapDriverError(error: unknown): unknown {
+  if (DurableError.isInstance(error)) return error;
+  const e = error as { code?: string; message?: string };
+  const code = typeof e?.code === "string" ? e.code : "";
+  const transient =
+    [
+      "ECONNREFUSED",
+      "ECONNRESET",
+      "EPIPE",
+      "ETIMEDOUT",
+      "57P01",
+      "57P02",
+      "57P03",
+      "08000",
+      "08003",
+      "08006",
+      "08001",
+    ].includes(code) ||
+    /Connection terminated|connection is closed|Client has encountered a connection error|terminating connection/i.test(
+      e?.message ?? "",
+    );
+  if (!transient) return error;
+  return new DurableError("store_unavailable", `The database is not reachable: ${e?.message ?? code}.`, {
+    cause: error,
+    details: { code, retryable: true },
+  });
+}

@@ -1,0 +1,327 @@
+import { randomUUID } from "node:crypto";
+import {
+  type Claim,
+  type ClaimRequest,
+  DurableError,
+  type Fence,
+  type HeartbeatResult,
+  type ListRunsQuery,
+  type RunRecord,
+  type RunStatus,
+  type SubmitInput,
+} from "@openrath/runtime-durable";
+import { sql } from "kysely";
+import { checkpointValues, chunkArrays, depthSql } from "./chunk-rows.js";
+import { type RunRow, type StoreContext, toMs, toRun } from "./context.js";
+
+/** Time-ordered UUID (v7 layout) so run ids sort by creation and keyset pages are stable. */
+export function newRunId(now = Date.now()): string {
+  const hex = now.toString(16).padStart(12, "0");
+  const rest = randomUUID().replaceAll("-", "");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7${rest.slice(13, 16)}-${((Number.parseInt(rest[16]!, 16) & 0x3) | 0x8).toString(16)}${rest.slice(17, 20)}-${rest.slice(20, 32)}`;
+}
+
+/** Submits a run with its checkpoint 0; see `RunStoreV1.submit`. */
+export async function submitRun(
+  c: StoreContext,
+  input: SubmitInput,
+): Promise<{ run: RunRecord; created: boolean }> {
+  const { runs, events, checkpoints, chunks, plans } = c.t;
+  const id = newRunId();
+  const cp = checkpointValues(input.checkpoint);
+  const { ids, bodies } = chunkArrays(input.checkpoint);
+  const metadata = JSON.stringify(input.metadata ?? {});
+  const deadline = input.deadline === undefined ? null : new Date(input.deadline);
+  const notBefore = input.notBefore === undefined ? null : new Date(input.notBefore);
+  const created = await sql<RunRow>`
+    with plan as (select hash, name from ${plans} where hash = ${input.planHash}),
+    cid as (select nextval(${c.t.checkpointIds}) as id),
+    ins as (
+      insert into ${runs} (id, tenant_id, session_id, plan_hash, workflow, status, priority, idempotency_key,
+        fingerprint, next_step, deadline, metadata, not_before, queued_at, event_seq, checkpoint_seq, checkpoint_id)
+      select ${id}, ${input.tenantId}, ${cp.sessionId}, plan.hash, plan.name, 'queued', ${input.priority ?? 0},
+        ${input.idempotencyKey ?? null}, ${input.fingerprint}, ${cp.nextStep}, ${deadline}, ${metadata},
+        coalesce(${notBefore}::timestamptz, now()), now(), 1, 0, cid.id
+      from plan, cid
+      on conflict do nothing
+      returning *
+    ),
+    cp as (
+      insert into ${checkpoints} (id, run_id, tenant_id, seq, session_id, base_id, depth, chunk_ops, lineage, placement, next_step)
+      select ins.checkpoint_id, ins.id, ins.tenant_id, 0, ${cp.sessionId}, ${cp.baseId}, ${depthSql(cp.baseId, checkpoints)},
+        ${cp.ops}, ${cp.lineage}, ${cp.placement}, ${cp.nextStep}
+      from ins
+      returning id
+    ),
+    ch as (
+      insert into ${chunks} (tenant_id, id, body)
+      select ${input.tenantId}, u.id, u.body from unnest(${ids}::text[], ${bodies}::text[]) as u(id, body)
+      where exists (select 1 from ins)
+      on conflict do nothing
+    ),
+    ev as (
+      insert into ${events} (run_id, seq, type, data)
+      select ins.id, 1, 'run.created', json_build_object('status', 'queued', 'planHash', ins.plan_hash, 'sessionId', ins.session_id)::text
+      from ins
+    ),
+    nt as (select pg_notify(${c.channels.work}, ins.plan_hash) from ins)
+    select ins.*, (select count(*) from nt) as notified, (select count(*) from cp) as checkpoints from ins`.execute(
+    c.db,
+  );
+  const row = created.rows[0];
+  if (row) return { run: toRun(row), created: true };
+
+  const plan = await sql`select 1 from ${plans} where hash = ${input.planHash}`.execute(c.db);
+  if (plan.rows.length === 0) {
+    throw new DurableError(
+      "unknown_plan",
+      `No plan ${input.planHash} is registered; register the workflow (runtime.register) before submitting runs for it.`,
+      { details: { planHash: input.planHash } },
+    );
+  }
+  if (input.idempotencyKey !== undefined) {
+    const existing =
+      await sql<RunRow>`select * from ${runs} where tenant_id = ${input.tenantId} and idempotency_key = ${input.idempotencyKey}`.execute(
+        c.db,
+      );
+    const prior = existing.rows[0];
+    if (prior) {
+      const run = toRun(prior);
+      if (run.fingerprint === input.fingerprint) return { run, created: false };
+      throw new DurableError(
+        "idempotency_conflict",
+        `Idempotency key ${JSON.stringify(input.idempotencyKey)} of tenant ${JSON.stringify(input.tenantId)} was used for a different request (run ${run.id}); use a new key for a new request.`,
+        { details: { runId: run.id, idempotencyKey: input.idempotencyKey } },
+      );
+    }
+  }
+  const active =
+    await sql<RunRow>`select id, status from ${runs} where tenant_id = ${input.tenantId} and session_id = ${cp.sessionId}
+    and status in ('queued', 'running', 'waiting', 'needs_review')`.execute(c.db);
+  const busy = active.rows[0];
+  if (busy) {
+    throw new DurableError(
+      "session_busy",
+      `Session ${cp.sessionId} already has an active run ${String(busy.id)} (${String(busy.status)}); a session has at most one active run. Wait for it, cancel it, or fork the session.`,
+      { details: { sessionId: cp.sessionId, runId: String(busy.id), status: busy.status } },
+    );
+  }
+  // A concurrent submission won the race and finished between the insert and the checks: try again.
+  return submitRun(c, input);
+}
+
+/** See `RunStoreV1.getRun`. */
+export async function getRun(
+  c: StoreContext,
+  runId: string,
+  tenantId?: string,
+): Promise<RunRecord | undefined> {
+  if (!isUuid(runId)) return undefined;
+  const result = await sql<RunRow>`select * from ${c.t.runs} where id = ${runId}`.execute(c.db);
+  const row = result.rows[0];
+  if (!row || (tenantId !== undefined && row.tenant_id !== tenantId)) return undefined;
+  return toRun(row);
+}
+
+/** See `RunStoreV1.listRuns`. */
+export async function listRuns(c: StoreContext, query: ListRunsQuery): Promise<RunRecord[]> {
+  const limit = Math.min(Math.max(query.limit ?? 100, 1), 500);
+  const statuses =
+    query.status === undefined ? null : Array.isArray(query.status) ? [...query.status] : [query.status];
+  const after = query.after !== undefined && isUuid(query.after) ? query.after : null;
+  const result = await sql<RunRow>`select * from ${c.t.runs} where tenant_id = ${query.tenantId}
+    and (${statuses}::text[] is null or status = any(${statuses}::text[]))
+    and (${query.sessionId ?? null}::text is null or session_id = ${query.sessionId ?? null})
+    and (${query.planHash ?? null}::text is null or plan_hash = ${query.planHash ?? null})
+    and (${after}::uuid is null or id > ${after}::uuid)
+    order by id limit ${limit}`.execute(c.db);
+  return result.rows.map(toRun);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether `value` is a UUID (ids of another shape name no run). */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+function claimsOf(rows: RunRow[], workerId: string): Claim[] {
+  return rows.map((row) => {
+    const run = toRun(row);
+    return {
+      run,
+      fence: { runId: run.id, token: run.fencingToken, workerId },
+      leaseExpiresAt: run.leaseExpiresAt ?? 0,
+    };
+  });
+}
+
+/**
+ * See `RunStoreV1.claim`. Uncapped tenants are claimed in one statement; tenants with a running
+ * cap go through a transaction that takes a per-tenant advisory lock and counts, so the cap is exact.
+ */
+export async function claimRuns(
+  c: StoreContext,
+  request: ClaimRequest,
+): Promise<Claim[] & { nextAt?: number | null }> {
+  const limit = Math.max(1, request.limit ?? 1);
+  const hashes = [...request.planHashes];
+  if (hashes.length === 0) return [];
+  const { runs, events, limits } = c.t;
+  const lease = request.leaseMs;
+  const result = await sql<{ claimed: RunRow[] | string | null; has_limits: boolean; next_at: unknown }>`
+    with cand as (
+      select r.id from ${runs} r
+      where r.status = 'queued' and r.plan_hash = any(${hashes}::text[]) and r.not_before <= now()
+        and not exists (select 1 from ${limits} l where l.tenant_id = r.tenant_id)
+      order by r.priority desc, r.queued_at, r.id
+      limit ${limit}
+      for update of r skip locked
+    ),
+    upd as (
+      update ${runs} r set status = 'running', version = r.version + 1, fencing_token = r.fencing_token + 1,
+        lease_holder = ${request.workerId}, lease_expires_at = now() + ${lease} * interval '1 millisecond',
+        event_seq = r.event_seq + 1, updated_at = now()
+      from cand where r.id = cand.id
+      returning r.*
+    ),
+    ev as (
+      insert into ${events} (run_id, seq, type, data)
+      select id, event_seq, 'run.claimed', json_build_object('workerId', lease_holder, 'fencingToken', fencing_token, 'attempt', attempt, 'from', 'queued', 'to', 'running')::text
+      from upd
+    )
+    select (select coalesce(json_agg(upd), '[]'::json) from upd) as claimed,
+      exists (select 1 from ${limits}) as has_limits,
+      (select min(not_before) from ${runs} where status = 'queued' and plan_hash = any(${hashes}::text[]) and not_before > now()) as next_at`.execute(
+    c.db,
+  );
+  const row = result.rows[0]!;
+  const claimed = (
+    typeof row.claimed === "string" ? JSON.parse(row.claimed) : (row.claimed ?? [])
+  ) as RunRow[];
+  const out = claimsOf(claimed, request.workerId) as Claim[] & { nextAt?: number | null };
+  if (row.has_limits && out.length < limit) out.push(...(await claimCapped(c, request, limit - out.length)));
+  out.nextAt = toMs(row.next_at);
+  return out;
+}
+
+async function claimCapped(c: StoreContext, request: ClaimRequest, limit: number): Promise<Claim[]> {
+  const { runs, events, limits } = c.t;
+  const hashes = [...request.planHashes];
+  return c.db.transaction().execute(async (tx) => {
+    const candidates = await sql<{ id: string; tenant_id: string; max_running: number }>`
+      select r.id, r.tenant_id, l.max_running from ${runs} r join ${limits} l on l.tenant_id = r.tenant_id
+      where r.status = 'queued' and r.plan_hash = any(${hashes}::text[]) and r.not_before <= now()
+        and l.max_running > (select count(*) from ${runs} x where x.tenant_id = r.tenant_id and x.status = 'running')
+      order by r.priority desc, r.queued_at, r.id
+      limit ${limit * 4}
+      for update of r skip locked`.execute(tx);
+    const byTenant = new Map<string, { cap: number; ids: string[] }>();
+    for (const cand of candidates.rows) {
+      const entry = byTenant.get(cand.tenant_id) ?? { cap: Number(cand.max_running), ids: [] };
+      entry.ids.push(String(cand.id));
+      byTenant.set(cand.tenant_id, entry);
+    }
+    const chosen: string[] = [];
+    for (const tenant of [...byTenant.keys()].sort()) {
+      if (chosen.length >= limit) break;
+      const entry = byTenant.get(tenant)!;
+      await sql`select pg_advisory_xact_lock(hashtext(${`openrath.tenant.${c.schema}.${tenant}`}))`.execute(
+        tx,
+      );
+      const running = await sql<{
+        n: number;
+      }>`select count(*)::int as n from ${runs} where tenant_id = ${tenant} and status = 'running'`.execute(
+        tx,
+      );
+      const room = Math.max(0, entry.cap - Number(running.rows[0]?.n ?? 0));
+      chosen.push(...entry.ids.slice(0, Math.min(room, limit - chosen.length)));
+    }
+    if (chosen.length === 0) return [];
+    const updated = await sql<RunRow>`
+      with upd as (
+        update ${runs} r set status = 'running', version = r.version + 1, fencing_token = r.fencing_token + 1,
+          lease_holder = ${request.workerId}, lease_expires_at = now() + ${request.leaseMs} * interval '1 millisecond',
+          event_seq = r.event_seq + 1, updated_at = now()
+        where r.id = any(${chosen}::uuid[]) and r.status = 'queued'
+        returning r.*
+      ),
+      ev as (
+        insert into ${events} (run_id, seq, type, data)
+        select id, event_seq, 'run.claimed', json_build_object('workerId', lease_holder, 'fencingToken', fencing_token, 'attempt', attempt, 'from', 'queued', 'to', 'running')::text
+        from upd
+      )
+      select * from upd`.execute(tx);
+    return claimsOf(updated.rows, request.workerId);
+  });
+}
+
+/** See `RunStoreV1.reclaim`. */
+export async function reclaimRuns(c: StoreContext, request: Omit<ClaimRequest, "limit">): Promise<Claim[]> {
+  const { runs, events } = c.t;
+  const hashes = [...request.planHashes];
+  const result = await sql<RunRow>`
+    with upd as (
+      update ${runs} r set version = r.version + 1, fencing_token = r.fencing_token + 1,
+        lease_expires_at = now() + ${request.leaseMs} * interval '1 millisecond', event_seq = r.event_seq + 1, updated_at = now()
+      where r.status = 'running' and r.lease_holder = ${request.workerId} and r.plan_hash = any(${hashes}::text[])
+      returning r.*
+    ),
+    ev as (
+      insert into ${events} (run_id, seq, type, data)
+      select id, event_seq, 'run.reclaimed', json_build_object('workerId', lease_holder, 'fencingToken', fencing_token)::text from upd
+    )
+    select * from upd`.execute(c.db);
+  return claimsOf(result.rows, request.workerId);
+}
+
+/** See `RunStoreV1.heartbeat`. */
+export async function heartbeat(
+  c: StoreContext,
+  fences: readonly Fence[],
+  leaseMs: number,
+): Promise<HeartbeatResult> {
+  const renewed = new Map<string, number>();
+  const lost = new Map<string, { status: RunStatus | null; reason: string }>();
+  if (fences.length === 0) return { renewed, lost };
+  const ids = fences.map((f) => f.runId);
+  const tokens = fences.map((f) => String(f.token));
+  const holders = fences.map((f) => f.workerId);
+  const { runs } = c.t;
+  const result = await sql<{
+    id: string;
+    expires: unknown;
+    status: string | null;
+    token: unknown;
+    expired: boolean | null;
+  }>`
+    with f as (select * from unnest(${ids}::uuid[], ${tokens}::bigint[], ${holders}::text[]) as f(id, token, holder)),
+    upd as (
+      update ${runs} r set lease_expires_at = now() + ${leaseMs} * interval '1 millisecond'
+      from f
+      where r.id = f.id and r.fencing_token = f.token and r.lease_holder = f.holder and r.status = 'running' and r.lease_expires_at > now()
+      returning r.id, r.lease_expires_at
+    )
+    select f.id, upd.lease_expires_at as expires, r.status, r.fencing_token as token, r.lease_expires_at <= now() as expired
+    from f left join upd on upd.id = f.id left join ${runs} r on r.id = f.id`.execute(c.db);
+  const byId = new Map(fences.map((f) => [f.runId, f]));
+  for (const row of result.rows) {
+    const id = String(row.id);
+    if (row.expires !== null && row.expires !== undefined) {
+      renewed.set(id, toMs(row.expires)!);
+      continue;
+    }
+    const fence = byId.get(id)!;
+    const status = (row.status as RunStatus | null) ?? null;
+    const reason =
+      status === null
+        ? "the run no longer exists"
+        : status !== "running"
+          ? `the run is ${status}`
+          : Number(row.token) !== fence.token
+            ? `another worker holds the lease now (token ${Number(row.token)}, ours ${fence.token})`
+            : "the lease expired";
+    lost.set(id, { status, reason });
+  }
+  return { renewed, lost };
+}

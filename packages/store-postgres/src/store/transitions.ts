@@ -1,0 +1,404 @@
+import type { JsonValue } from "@openrath/core";
+import {
+  assertTransition,
+  type CheckpointWrite,
+  DurableError,
+  type EventInput,
+  type Fence,
+  type FinishInput,
+  isTerminal,
+  type RunErrorInfo,
+  type RunRecord,
+  type RunStatus,
+  type SweepResult,
+  sourcesOf,
+} from "@openrath/runtime-durable";
+import { type RawBuilder, sql } from "kysely";
+import { checkpointValues, chunkArrays, depthSql } from "./chunk-rows.js";
+import { type RunRow, type StoreContext, toRun } from "./context.js";
+import { isUuid } from "./runs.js";
+
+/** The fence guard every worker write carries: the lease is current by token, holder and database clock. */
+function fenceGuard(fence: Fence) {
+  return sql`r.id = ${fence.runId} and r.status = 'running' and r.fencing_token = ${fence.token}
+    and r.lease_holder = ${fence.workerId} and r.lease_expires_at > now()`;
+}
+
+/** Why a guarded write touched no row, as the coded error the caller gets. */
+async function diagnose(
+  c: StoreContext,
+  fence: Fence,
+  what: string,
+  expected?: { version?: number; seq?: number },
+): Promise<never> {
+  const result = await sql<
+    RunRow & { expired: boolean }
+  >`select *, lease_expires_at <= now() as expired from ${c.t.runs} where id = ${fence.runId}`.execute(c.db);
+  const row = result.rows[0];
+  if (!row) throw notFound(fence.runId);
+  const run = toRun(row);
+  const details = {
+    runId: run.id,
+    status: run.status,
+    token: fence.token,
+    currentToken: run.fencingToken,
+    workerId: fence.workerId,
+  };
+  if (run.status !== "running") {
+    throw new DurableError(
+      "stale_fence",
+      `Cannot ${what} run ${run.id}: it is ${run.status} now, not running under this lease.`,
+      { details },
+    );
+  }
+  if (run.fencingToken !== fence.token || run.leaseHolder !== fence.workerId) {
+    throw new DurableError(
+      "stale_fence",
+      `Cannot ${what} run ${run.id}: fencing token ${fence.token} of ${fence.workerId} is stale; the lease is now token ${run.fencingToken} of ${run.leaseHolder}.`,
+      { details },
+    );
+  }
+  if (row.expired) {
+    throw new DurableError(
+      "stale_fence",
+      `Cannot ${what} run ${run.id}: the lease of ${fence.workerId} expired (database clock).`,
+      { details },
+    );
+  }
+  if (expected?.version !== undefined && run.version !== expected.version) {
+    throw new DurableError(
+      "version_conflict",
+      `Cannot ${what} run ${run.id}: expected version ${expected.version}, it is ${run.version}.`,
+      {
+        details: { ...details, expected: expected.version, actual: run.version },
+      },
+    );
+  }
+  if (expected?.seq !== undefined && run.checkpointSeq !== expected.seq - 1) {
+    throw new DurableError(
+      "version_conflict",
+      `Cannot ${what} run ${run.id}: checkpoint ${expected.seq} does not follow the last committed checkpoint ${run.checkpointSeq}.`,
+      { details: { ...details, sequence: expected.seq, last: run.checkpointSeq } },
+    );
+  }
+  throw new DurableError("version_conflict", `Cannot ${what} run ${run.id}: it changed concurrently.`, {
+    details,
+  });
+}
+
+/** The `run_not_found` error. */
+export function notFound(runId: string): DurableError {
+  return new DurableError("run_not_found", `No run ${runId}.`, { details: { runId } });
+}
+
+/** SQL list of the statuses the table allows to reach `to`. */
+function from(to: RunStatus) {
+  return sql.join(sourcesOf(to).map((s) => sql.lit(s)));
+}
+
+function checkpointCtes(c: StoreContext, write: CheckpointWrite) {
+  const cp = checkpointValues(write);
+  const { ids, bodies } = chunkArrays(write);
+  return sql`,
+    cp as (
+      insert into ${c.t.checkpoints} (id, run_id, tenant_id, seq, session_id, base_id, depth, chunk_ops, lineage, placement, next_step)
+      select upd.checkpoint_id, upd.id, upd.tenant_id, ${cp.seq}, ${cp.sessionId}, ${cp.baseId}, ${depthSql(cp.baseId, c.t.checkpoints)},
+        ${cp.ops}, ${cp.lineage}, ${cp.placement}, ${cp.nextStep}
+      from upd
+      returning id
+    ),
+    ch as (
+      insert into ${c.t.chunks} (tenant_id, id, body)
+      select upd.tenant_id, u.id, u.body from upd, unnest(${ids}::text[], ${bodies}::text[]) as u(id, body)
+      on conflict do nothing
+    )`;
+}
+
+function eventAndNotify(c: StoreContext, type: string, data: RawBuilder<unknown> | string) {
+  return sql`,
+    ev as (insert into ${c.t.events} (run_id, seq, type, data) select upd.id, upd.event_seq, ${type}, ${data} from upd),
+    nt as (select pg_notify(${c.channels.events}, upd.id || ':' || upd.event_seq) from upd)`;
+}
+
+/** See `RunStoreV1.commitStep`. */
+export async function commitStep(
+  c: StoreContext,
+  fence: Fence,
+  write: CheckpointWrite,
+  expectedVersion?: number,
+): Promise<RunRecord> {
+  const version = expectedVersion ?? null;
+  const data = JSON.stringify({
+    sequence: write.sequence,
+    stepId: write.stepId,
+    nextStep: write.nextStep,
+    sessionId: write.sessionId,
+  });
+  const result = await sql<RunRow>`
+    with cid as (select nextval(${c.t.checkpointIds}) as id),
+    upd as (
+      update ${c.t.runs} r set version = r.version + 1, checkpoint_seq = ${write.sequence}, checkpoint_id = cid.id,
+        next_step = ${write.nextStep}, attempt = 1, event_seq = r.event_seq + 1, updated_at = now()
+      from cid
+      where ${fenceGuard(fence)} and r.checkpoint_seq = ${write.sequence - 1} and (${version}::bigint is null or r.version = ${version}::bigint)
+      returning r.*
+    )${checkpointCtes(c, write)}${eventAndNotify(c, "run.checkpoint", data)}
+    select upd.*, (select count(*) from nt) as notified, (select count(*) from cp) as written from upd`.execute(
+    c.db,
+  );
+  const row = result.rows[0];
+  if (!row)
+    return diagnose(c, fence, "commit a checkpoint of", {
+      seq: write.sequence,
+      ...(expectedVersion === undefined ? {} : { version: expectedVersion }),
+    });
+  return toRun(row);
+}
+
+/** See `RunStoreV1.finish`. */
+export async function finishRun(c: StoreContext, fence: Fence, input: FinishInput): Promise<RunRecord> {
+  assertTransition("running", input.status, fence.runId);
+  const error = input.error ? JSON.stringify(input.error) : null;
+  const data = JSON.stringify({
+    from: "running",
+    to: input.status,
+    ...(input.error ? { error: input.error } : {}),
+  });
+  const write = input.checkpoint;
+  const result = await sql<RunRow>`
+    with cid as (select ${write ? sql`nextval(${c.t.checkpointIds})` : sql`null::bigint`} as id),
+    upd as (
+      update ${c.t.runs} r set status = ${input.status}, version = r.version + 1, lease_holder = null, lease_expires_at = null,
+        ended_at = now(), updated_at = now(), error = ${error}, event_seq = r.event_seq + 1,
+        next_step = ${write ? write.nextStep : sql`r.next_step`},
+        checkpoint_seq = ${write ? write.sequence : sql`r.checkpoint_seq`},
+        checkpoint_id = coalesce(cid.id, r.checkpoint_id)
+      from cid
+      where ${fenceGuard(fence)} ${write ? sql`and r.checkpoint_seq = ${write.sequence - 1}` : sql``}
+      returning r.*
+    )${write ? checkpointCtes(c, write) : sql``}${eventAndNotify(c, "run.state.changed", data)}
+    select upd.*, (select count(*) from nt) as notified from upd`.execute(c.db);
+  const row = result.rows[0];
+  if (!row)
+    return diagnose(c, fence, `finish (${input.status})`, write ? { seq: write.sequence } : undefined);
+  return toRun(row);
+}
+
+/** See `RunStoreV1.scheduleRetry`. */
+export async function scheduleRetry(
+  c: StoreContext,
+  fence: Fence,
+  input: { delayMs: number; error: RunErrorInfo },
+): Promise<RunRecord> {
+  const delay = Math.max(0, Math.round(input.delayMs));
+  const result = await sql<RunRow>`
+    with upd as (
+      update ${c.t.runs} r set status = 'queued', version = r.version + 1, attempt = r.attempt + 1, lease_holder = null,
+        lease_expires_at = null, not_before = now() + ${delay} * interval '1 millisecond', queued_at = now(),
+        event_seq = r.event_seq + 1, updated_at = now()
+      where ${fenceGuard(fence)}
+      returning r.*
+    )${eventAndNotify(
+      c,
+      "run.retry.scheduled",
+      sql`json_build_object('from', 'running', 'to', 'queued', 'attempt', (select attempt from upd), 'delayMs', ${delay}::int, 'error', ${JSON.stringify(input.error)}::json)::text`,
+    )},
+    nw as (select pg_notify(${c.channels.work}, upd.plan_hash) from upd)
+    select upd.*, (select count(*) from nt) + (select count(*) from nw) as notified from upd`.execute(c.db);
+  const row = result.rows[0];
+  if (!row) return diagnose(c, fence, "schedule a retry of");
+  return toRun(row);
+}
+
+/** See `RunStoreV1.release`. */
+export async function releaseRun(c: StoreContext, fence: Fence): Promise<RunRecord> {
+  const result = await sql<RunRow>`
+    with upd as (
+      update ${c.t.runs} r set status = 'queued', version = r.version + 1, lease_holder = null, lease_expires_at = null,
+        queued_at = now(), event_seq = r.event_seq + 1, updated_at = now()
+      where ${fenceGuard(fence)}
+      returning r.*
+    )${eventAndNotify(c, "run.state.changed", JSON.stringify({ from: "running", to: "queued", reason: "released" }))},
+    nw as (select pg_notify(${c.channels.work}, upd.plan_hash) from upd)
+    select upd.*, (select count(*) from nt) + (select count(*) from nw) as notified from upd`.execute(c.db);
+  const row = result.rows[0];
+  if (!row) return diagnose(c, fence, "release");
+  return toRun(row);
+}
+
+/** See `RunStoreV1.park`. */
+export async function parkRun(
+  c: StoreContext,
+  fence: Fence,
+  input: { status: "waiting" | "needs_review"; reason: string; data?: JsonValue },
+): Promise<RunRecord> {
+  assertTransition("running", input.status, fence.runId);
+  const data = JSON.stringify({
+    from: "running",
+    to: input.status,
+    reason: input.reason,
+    ...(input.data === undefined ? {} : { data: input.data }),
+  });
+  const result = await sql<RunRow>`
+    with upd as (
+      update ${c.t.runs} r set status = ${input.status}, version = r.version + 1, lease_holder = null, lease_expires_at = null,
+        event_seq = r.event_seq + 1, updated_at = now()
+      where ${fenceGuard(fence)}
+      returning r.*
+    )${eventAndNotify(c, "run.state.changed", data)}
+    select upd.*, (select count(*) from nt) as notified from upd`.execute(c.db);
+  const row = result.rows[0];
+  if (!row) return diagnose(c, fence, `park (${input.status})`);
+  return toRun(row);
+}
+
+/**
+ * A status change that is not a worker's (operators, sweeps): guarded by the table's source
+ * statuses for `to`, version-bumped, with its event; throws `invalid_transition` or
+ * `run_not_found` when no row changed.
+ */
+async function operatorTransition(
+  c: StoreContext,
+  runId: string,
+  to: RunStatus,
+  allowed: readonly RunStatus[],
+  event: Record<string, unknown>,
+  extra: { error?: RunErrorInfo; notifyWork?: boolean; notifyCancel?: boolean },
+): Promise<RunRecord> {
+  if (!isUuid(runId)) throw notFound(runId);
+  const terminal = isTerminal(to);
+  const error = extra.error ? JSON.stringify(extra.error) : null;
+  const sources = sql.join(allowed.map((s) => sql.lit(s)));
+  const result = await sql<RunRow & { prior: string }>`
+    with old as (select id, status from ${c.t.runs} where id = ${runId} and status in (${sources}) for update),
+    upd as (
+      update ${c.t.runs} r set status = ${to}, version = r.version + 1, lease_holder = null, lease_expires_at = null,
+        event_seq = r.event_seq + 1, updated_at = now(),
+        ${terminal ? sql`ended_at = now(), error = coalesce(${error}, r.error)` : sql`queued_at = now(), not_before = now()`}
+      from old where r.id = old.id
+      returning r.*, old.status as prior
+    ),
+    ev as (
+      insert into ${c.t.events} (run_id, seq, type, data)
+      select upd.id, upd.event_seq, 'run.state.changed', (json_build_object('from', upd.prior, 'to', ${to}::text)::jsonb || ${JSON.stringify(event)}::jsonb)::text from upd
+    ),
+    nt as (select pg_notify(${c.channels.events}, upd.id || ':' || upd.event_seq) from upd
+      ${extra.notifyWork ? sql`union all select pg_notify(${c.channels.work}, upd.plan_hash) from upd` : sql``}
+      ${extra.notifyCancel ? sql`union all select pg_notify(${c.channels.cancel}, upd.id::text) from upd` : sql``})
+    select upd.*, (select count(*) from nt) as notified from upd`.execute(c.db);
+  const row = result.rows[0];
+  if (row) return toRun(row);
+  const current = await sql<RunRow>`select * from ${c.t.runs} where id = ${runId}`.execute(c.db);
+  if (!current.rows[0]) throw notFound(runId);
+  const run = toRun(current.rows[0]);
+  assertTransition(run.status, to, runId);
+  throw new DurableError(
+    "invalid_transition",
+    `Run ${runId} cannot go from "${run.status}" to "${to}" here.`,
+    {
+      details: { runId, from: run.status, to },
+    },
+  );
+}
+
+/** See `RunStoreV1.unpark`. */
+export function unparkRun(
+  c: StoreContext,
+  runId: string,
+  input: { actor: string; reason: string },
+): Promise<RunRecord> {
+  return operatorTransition(
+    c,
+    runId,
+    "queued",
+    ["waiting", "needs_review"],
+    { actor: input.actor, reason: input.reason },
+    { notifyWork: true },
+  );
+}
+
+/** See `RunStoreV1.cancel`. */
+export function cancelRun(
+  c: StoreContext,
+  runId: string,
+  input: { reason?: string; actor?: string } = {},
+): Promise<RunRecord> {
+  const reason = input.reason ?? "cancelled";
+  return operatorTransition(
+    c,
+    runId,
+    "cancelled",
+    sourcesOf("cancelled"),
+    { reason, ...(input.actor ? { actor: input.actor } : {}) },
+    { error: { code: "cancelled", message: reason }, notifyCancel: true },
+  );
+}
+
+/** See `RunStoreV1.appendEvent`. */
+export async function appendEvent(c: StoreContext, fence: Fence, event: EventInput): Promise<number> {
+  if (typeof event.type !== "string" || event.type === "" || event.type.startsWith("run.")) {
+    throw new DurableError(
+      "invalid_argument",
+      `Event type ${JSON.stringify(event.type)} is not allowed: use a non-empty type outside "run.*" (reserved for the runtime).`,
+      {
+        details: { type: event.type },
+      },
+    );
+  }
+  const result = await sql<{ event_seq: unknown }>`
+    with upd as (
+      update ${c.t.runs} r set event_seq = r.event_seq + 1 where ${fenceGuard(fence)} returning r.id, r.event_seq
+    )${eventAndNotify(c, event.type, JSON.stringify(event.data ?? null))}
+    select upd.event_seq, (select count(*) from nt) as notified from upd`.execute(c.db);
+  const row = result.rows[0];
+  if (!row) return diagnose(c, fence, "append an event to");
+  return Number(row.event_seq);
+}
+
+/** See `RunStoreV1.sweep`. */
+export async function sweep(c: StoreContext): Promise<SweepResult> {
+  const { runs, events } = c.t;
+  const expiredDeadline = JSON.stringify({
+    code: "deadline_exceeded",
+    message: "The run passed its deadline.",
+  });
+  const result = await sql<{ requeued: number; timed_out: number }>`
+    with exp as (
+      select id from ${runs} where status = 'running' and lease_expires_at <= now()
+      order by lease_expires_at limit 500 for update skip locked
+    ),
+    rq as (
+      update ${runs} r set status = 'queued', version = r.version + 1, lease_holder = null, lease_expires_at = null,
+        queued_at = now(), event_seq = r.event_seq + 1, updated_at = now()
+      from exp where r.id = exp.id
+      returning r.id, r.event_seq, r.fencing_token, r.plan_hash
+    ),
+    ev1 as (
+      insert into ${events} (run_id, seq, type, data)
+      select id, event_seq, 'run.lease.expired', json_build_object('from', 'running', 'to', 'queued', 'fencingToken', fencing_token)::text from rq
+    ),
+    late as (
+      select id, status from ${runs} where deadline <= now() and status in (${from("timed_out")}) and status <> 'running'
+      order by deadline limit 500 for update skip locked
+    ),
+    tq as (
+      update ${runs} r set status = 'timed_out', version = r.version + 1, event_seq = r.event_seq + 1, ended_at = now(),
+        updated_at = now(), error = ${expiredDeadline}, lease_holder = null, lease_expires_at = null
+      from late where r.id = late.id
+      returning r.id, r.event_seq, late.status as prior
+    ),
+    ev2 as (
+      insert into ${events} (run_id, seq, type, data)
+      select id, event_seq, 'run.state.changed', json_build_object('from', prior, 'to', 'timed_out', 'reason', 'deadline')::text from tq
+    ),
+    nt as (
+      select pg_notify(${c.channels.work}, plan_hash) from rq
+      union all select pg_notify(${c.channels.events}, id || ':' || event_seq) from rq
+      union all select pg_notify(${c.channels.events}, id || ':' || event_seq) from tq
+    )
+    select (select count(*)::int from rq) as requeued, (select count(*)::int from tq) as timed_out, (select count(*) from nt) as notified`.execute(
+    c.db,
+  );
+  const row = result.rows[0]!;
+  return { requeued: Number(row.requeued), timedOut: Number(row.timed_out) };
+}
