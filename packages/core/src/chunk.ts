@@ -1,5 +1,6 @@
 import { OpenRathError } from "./errors.js";
 import { newId } from "./internal/id.js";
+import { MAX_JSON_DEPTH } from "./internal/json-checks.js";
 import type { JsonValue } from "./json.js";
 import type { Usage } from "./usage.js";
 
@@ -128,6 +129,10 @@ export interface EventChunk extends ChunkBase {
   readonly kind: "event";
   /** Dotted event name such as `memory.recall` or `selector.decision`. */
   readonly name: string;
+  /**
+   * The record's data: JSON, at most 512 levels deep. Every key is kept as data, `__proto__` and
+   * `constructor` included.
+   */
   readonly data?: JsonValue;
   /** Usage this event accounts for (a compression carries the usage it folded away). */
   readonly usage?: Usage;
@@ -168,7 +173,7 @@ function isUsage(value: unknown): value is Usage {
   for (const key of ["promptTokens", "completionTokens", "totalTokens"]) {
     if (typeof u[key] !== "number" || !Number.isFinite(u[key]) || (u[key] as number) < 0) return false;
   }
-  for (const key of ["cachedPromptTokens", "reasoningTokens"]) {
+  for (const key of ["cachedPromptTokens", "cacheWriteTokens", "reasoningTokens"]) {
     if (
       u[key] !== undefined &&
       (typeof u[key] !== "number" || !Number.isFinite(u[key]) || (u[key] as number) < 0)
@@ -314,18 +319,38 @@ export function createChunk(input: ChunkInput, sessionId: string, now: number = 
   return Object.freeze(out) as unknown as Chunk;
 }
 
-/** A deep-frozen copy of a JSON value. @throws `invalid_chunk` for anything JSON cannot hold. */
-function frozenJson(value: unknown, path: string, input: unknown): JsonValue {
+/**
+ * A deep-frozen copy of a JSON value. Keys are kept as plain data, `__proto__` and `constructor`
+ * included (assigning `__proto__` would set the copy's prototype instead and lose the key).
+ *
+ * @throws `invalid_chunk` for anything JSON cannot hold, or data nested deeper than
+ *   {@link MAX_JSON_DEPTH} levels (or cyclic), which could not be serialized later.
+ */
+function frozenJson(value: unknown, path: string, input: unknown, depth = 0): JsonValue {
   if (value === null || typeof value === "string" || typeof value === "boolean") return value;
   if (typeof value === "number") {
     if (Number.isFinite(value)) return value;
     return invalid(`Chunk \`${path}\` holds ${value}, which JSON cannot represent.`, input);
   }
-  if (Array.isArray(value)) return Object.freeze(value.map((v, i) => frozenJson(v, `${path}[${i}]`, input)));
+  if (typeof value === "object" && depth >= MAX_JSON_DEPTH) {
+    return invalid(
+      `Chunk \`${path.split(/[.[]/)[0]}\` nests deeper than ${MAX_JSON_DEPTH} levels (or refers to itself); flatten it or store it as a JSON string.`,
+      "(too deep to show)",
+    );
+  }
+  if (Array.isArray(value))
+    return Object.freeze(value.map((v, i) => frozenJson(v, `${path}[${i}]`, input, depth + 1)));
   if (typeof value === "object" && [Object.prototype, null].includes(Object.getPrototypeOf(value))) {
     const out: Record<string, JsonValue> = {};
-    for (const [k, v] of Object.entries(value))
-      if (v !== undefined) out[k] = frozenJson(v, `${path}.${k}`, input);
+    for (const [k, v] of Object.entries(value)) {
+      if (v === undefined) continue;
+      const copy = frozenJson(v, `${path}.${k}`, input, depth + 1);
+      if (k === "__proto__") {
+        Object.defineProperty(out, k, { value: copy, enumerable: true, writable: true, configurable: true });
+      } else {
+        out[k] = copy;
+      }
+    }
     return Object.freeze(out);
   }
   return invalid(

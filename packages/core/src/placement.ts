@@ -110,6 +110,11 @@ export class Placement {
     return this.#released;
   }
 
+  /** Whether `other` is a hold on the same sandbox as this one (the same placement, shared by forks). */
+  sharesSandboxWith(other: Placement): boolean {
+    return this.#slot === other.#slot;
+  }
+
   /** A new hold on the same sandbox, for a new branch. */
   share(): Placement {
     return new Placement(this.#slot);

@@ -3,6 +3,7 @@ import {
   type ChunkInput,
   createRegistry,
   type JsonValue,
+  MergeConflictError,
   type SandboxV1,
   Session,
   type Usage,
@@ -149,9 +150,12 @@ function build(seed: { user: string; system: string }, steps: readonly Step[]): 
       case "detach":
         pool.push(s.detach());
         break;
-      case "merge":
-        pool.push(s.merge(pool[step.other % pool.length]!, { strategy: step.strategy }));
+      case "merge": {
+        const other = pool[step.other % pool.length]!;
+        // Sessions placed on different sandboxes cannot merge (a merge_conflict, tested below).
+        pool.push(conflicts(s, other) ? s.fork() : s.merge(other, { strategy: step.strategy }));
         break;
+      }
       case "to":
         pool.push(s.fork().to("fake", { root: step.root }, { registry }));
         break;
@@ -164,6 +168,15 @@ function build(seed: { user: string; system: string }, steps: readonly Step[]): 
 }
 
 const seedArb = fc.record({ user: text, system: text });
+
+/** Whether merging `a` and `b` is a merge_conflict: placed on different sandboxes with different specs. */
+function conflicts(a: Session, b: Session): boolean {
+  if (!a.placement || !b.placement || a.placement.sharesSandboxWith(b.placement)) return false;
+  return (
+    a.placement.key !== b.placement.key ||
+    JSON.stringify(a.placement.spec) !== JSON.stringify(b.placement.spec)
+  );
+}
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -271,7 +284,10 @@ describe("Session properties", () => {
           const pool = build(seed, steps);
           const a = pool[i % pool.length]!;
           const b = pool[j % pool.length]!;
-          if (a.placement && b.placement && a.placement.key !== b.placement.key) return;
+          if (conflicts(a, b)) {
+            expect(() => a.merge(b, { strategy })).toThrow(MergeConflictError);
+            return;
+          }
           const merged = a.merge(b, { strategy });
           expect(merged.usage).toEqual(distinctUsage(merged.chunks));
           // The merge never counts more than both sides, nor less than either.

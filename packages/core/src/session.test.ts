@@ -682,10 +682,31 @@ describe("merge", () => {
       expect(unplaced.merge(base.fork()).placement).toBeUndefined();
     });
 
-    it("keeps this session's placement when both are on the same key", () => {
+    it("keeps this session's placement when both hold the same sandbox or equal specs", () => {
+      const sibling = onFake.fork();
+      expect(onFake.merge(sibling).placement?.sharesSandboxWith(onFake.placement!)).toBe(true);
+      const equal = base.fork().to("fake", { root: "/a" }, { registry });
+      const merged = equal.merge(onFake);
+      expect(where(merged)).toEqual({ key: "fake", spec: { root: "/a" } });
+      expect(merged.placement?.sharesSandboxWith(equal.placement!)).toBe(true);
+      expect(merged.placement?.sharesSandboxWith(onFake.placement!)).toBe(false);
+    });
+
+    it("throws merge_conflict for the same key with different specs, naming the keys that differ", () => {
       const alsoFake = base.fork().to("fake", { root: "/c" }, { registry });
-      expect(where(onFake.merge(alsoFake))).toEqual({ key: "fake", spec: { root: "/a" } });
-      expect(where(alsoFake.merge(onFake))).toEqual({ key: "fake", spec: { root: "/c" } });
+      for (const [left, right] of [
+        [onFake, alsoFake],
+        [alsoFake, onFake],
+      ] as const) {
+        const error = thrown(() => left.merge(right));
+        expect(error).toBeInstanceOf(MergeConflictError);
+        expect(error.code).toBe("merge_conflict");
+        expect(error.message).toContain("different specs (they differ in root)");
+        expect(error.message).toContain(left.id);
+        expect(error.message).toContain(right.id);
+        expect(error.details).toMatchObject({ differingKeys: ["root"] });
+      }
+      expect(thrown(() => onFake.merge(alsoFake, { strategy: "concat" })).code).toBe("merge_conflict");
     });
   });
 });

@@ -8,14 +8,23 @@ import {
   messagesToChunkInputs,
 } from "./chunk.js";
 import { MergeConflictError, OpenRathError } from "./errors.js";
-import { ChunkList } from "./internal/chunk-list.js";
+import { ChunkList, conflictingId, sameChunk } from "./internal/chunk-list.js";
 import { newId } from "./internal/id.js";
+import { differingKeys, sameData } from "./internal/json-checks.js";
+import {
+  invalidSessionJson,
+  type LineageNodeJSON,
+  lineageToJSON,
+  readSessionJSON,
+} from "./internal/session-json.js";
 import type { JsonValue } from "./json.js";
 import { type LineageExtras, LineageNode, type LineageOp } from "./lineage.js";
 import { Placement } from "./placement.js";
 import { defaultRegistry, type Registry, type SandboxBackends, type SandboxKey } from "./registry.js";
 import { SandboxError, type SandboxV1 } from "./sandbox.js";
-import { sumUsage, type Usage } from "./usage.js";
+import type { Usage } from "./usage.js";
+
+export type { LineageNodeJSON } from "./internal/session-json.js";
 
 /** How {@link Session.merge} combines two transcripts. */
 export type MergeStrategy = "three-way" | "concat";
@@ -43,30 +52,24 @@ export interface SessionJSON {
   readonly id: string;
   readonly chunks: readonly Chunk[];
   readonly placement?: { readonly key: string; readonly spec?: JsonValue };
-  /** The lineage DAG, the session's own node first, every parent before it is referenced… or after. */
+  /** The lineage DAG behind the session, its own node first, each node once. */
   readonly lineage: readonly LineageNodeJSON[];
 }
 
-/** A lineage node in JSON: parents by id. */
-export interface LineageNodeJSON {
-  readonly id: string;
-  readonly op: LineageOp;
-  readonly operator: string;
-  readonly parents: readonly string[];
-  readonly extras: LineageExtras;
-  readonly length: number;
-  readonly createdAt: number;
-}
-
-const usageCache = new WeakMap<ChunkList<Chunk>, Usage>();
+let build: (node: LineageNode, list: ChunkList, placement: Placement | undefined) => Session;
 
 /**
  * The one value that flows: an immutable transcript of chunks plus its lineage and placement.
  *
  * Every operation returns a new Session. `append` and `to` return a new version of the same
  * session (same id, same lineage node); `fork`, `detach`, `merge` and `derive` return a new
- * identity with a lineage node pointing at its parents. Forks share their parent's chunks: a fork
- * costs O(1) time and memory, and appends to it O(1) amortized.
+ * identity with a lineage node pointing at its parents.
+ *
+ * Costs (n chunks, whatever the branching history): `fork`, `detach`, `length`, `usage` O(1);
+ * `append` O(1) amortized; `at`, `indexOf`, `chunksFrom` (to start) O(log n); `merge` O(log n)
+ * plus O(log n) per chunk the other side holds beyond the prefix both share; `messages()`,
+ * `toJSON()` and the first read of `chunks` O(n). Forks share their parent's chunks, and a dropped
+ * fork frees what it appended.
  *
  * @example
  * ```ts
@@ -80,7 +83,7 @@ export class Session {
   private constructor(
     /** This session's lineage node: the operation that created its identity. */
     readonly lineage: LineageNode,
-    private readonly list: ChunkList<Chunk>,
+    private readonly list: ChunkList,
     /** Where tools run, or `undefined` for an unplaced session. */
     readonly placement: Placement | undefined,
   ) {}
@@ -111,70 +114,19 @@ export class Session {
 
   /**
    * Restores a session from {@link Session.toJSON} output (an object or its JSON text). The result
-   * equals the original: same id, chunks, lineage and placement.
+   * equals the original: same id, chunks, lineage and placement. A chunk id may appear more than
+   * once only for the same chunk (a `concat` merge holds chunks twice).
    *
-   * @throws {OpenRathError} code `invalid_session_json` naming what is wrong.
+   * @throws {OpenRathError} code `invalid_session_json` naming what is wrong: a malformed field, a
+   *   chunk that fails validation, two different chunks with one id, a session lineage node that
+   *   claims more chunks than the JSON holds, data nested deeper than 512 levels.
    */
   static fromJSON(json: SessionJSON | string, options: { registry?: Registry } = {}): Session {
-    let data: unknown = json;
-    if (typeof json === "string") {
-      try {
-        data = JSON.parse(json);
-      } catch (cause) {
-        throw new OpenRathError(
-          "invalid_session_json",
-          `Session JSON does not parse: ${(cause as Error).message}`,
-          { cause },
-        );
-      }
-    }
-    const bad = (what: string, value?: unknown): never => {
-      throw new OpenRathError("invalid_session_json", `Invalid session JSON: ${what}.`, {
-        details: { value },
-      });
-    };
-    if (typeof data !== "object" || data === null) bad("expected an object", data);
-    const d = data as Record<string, unknown>;
-    if (d.format !== "openrath.session") bad(`"format" must be "openrath.session"`, d.format);
-    if (d.version !== 1)
-      bad(`unsupported "version" ${JSON.stringify(d.version)}; this core reads version 1`, d.version);
-    if (typeof d.id !== "string" || d.id === "") bad(`"id" must be a non-empty string`, d.id);
-    if (!Array.isArray(d.chunks)) bad(`"chunks" must be an array`, d.chunks);
-    if (!Array.isArray(d.lineage)) bad(`"lineage" must be an array of nodes`, d.lineage);
-    const nodes = restoreLineage(d.lineage as unknown[]);
-    const node = nodes.get(d.id as string) ?? bad(`no lineage node for the session id ${d.id}`, d.id);
-    const chunks = (d.chunks as unknown[]).map((c, i) => {
-      const chunk = c as Partial<Chunk> | null;
-      if (
-        typeof chunk?.id !== "string" ||
-        typeof chunk.sessionId !== "string" ||
-        typeof chunk.createdAt !== "number"
-      ) {
-        bad(`chunk ${i} lacks "id", "sessionId" or "createdAt"`, c);
-      }
-      try {
-        return createChunk(chunk as ChunkInput, d.id as string);
-      } catch (cause) {
-        throw new OpenRathError(
-          "invalid_session_json",
-          `Invalid session JSON: chunk ${i}: ${(cause as Error).message}`,
-          {
-            cause,
-            details: { index: i, value: c },
-          },
-        );
-      }
-    });
-    let placement: Placement | undefined;
-    if (d.placement !== undefined) {
-      const p = d.placement as Record<string, unknown> | null;
-      if (typeof p?.key !== "string") bad(`"placement.key" must be a string`, d.placement);
-      const key = p!.key as string;
-      const registry = options.registry;
-      // The backend is looked up when the sandbox is first needed, so a log can be read anywhere.
-      placement = new Placement(key, p!.spec, () => (registry ?? defaultRegistry()).sandbox(key));
-    }
-    return new Session(node, ChunkList.from(chunks), placement);
+    return restoreSession(json, options.registry, false);
+  }
+
+  static {
+    build = (node, list, placement) => new Session(node, list, placement);
   }
 
   private static leaf(op: LineageOp, operator: string, inputs: readonly ChunkInput[]): Session {
@@ -194,57 +146,107 @@ export class Session {
     return this.lineage.id;
   }
 
-  /** All chunks in order, as a frozen array (built on first read, then shared). */
+  /**
+   * All chunks in order, as a frozen array, built on first read (O(n)) and then shared by every
+   * session holding the same transcript. To walk part of a long transcript, use
+   * {@link Session.chunksFrom} or {@link Session.at}, which build no array.
+   */
   get chunks(): readonly Chunk[] {
     return this.list.toArray();
   }
 
-  /** Number of chunks. */
+  /** Number of chunks. O(1). */
   get length(): number {
     return this.list.length;
   }
 
-  /** The chunk at `index` (negative counts from the end), or `undefined`. */
+  /** The chunk at `index` (negative counts from the end), or `undefined`. O(log n). */
   at(index: number): Chunk | undefined {
     return this.list.at(index);
   }
 
   /**
+   * The chunks from position `start` to the end, in order, without building an array: O(log n)
+   * to start, then O(1) per chunk. A negative `start` counts from the end; past the end gives
+   * nothing. For reading only what was appended since some point, such as a checkpoint that
+   * recorded `length` (or, with {@link Session.indexOf}, its last chunk id).
+   *
+   * @example
+   * ```ts
+   * const seen = checkpoint.length;
+   * for (const chunk of session.chunksFrom(seen)) store(chunk);
+   * ```
+   */
+  chunksFrom(start = 0): IterableIterator<Chunk> {
+    const n = this.list.length;
+    const from = Number.isFinite(start) ? Math.trunc(start) : start > 0 ? n : 0;
+    return this.list.chunksFrom(from < 0 ? Math.max(0, n + from) : from);
+  }
+
+  /** Position of the chunk with id `chunkId` (its first, should it appear twice), or -1. O(log n). */
+  indexOf(chunkId: string): number {
+    return typeof chunkId === "string" ? this.list.indexOf(chunkId) : -1;
+  }
+
+  /**
    * Total usage of the model calls recorded in this session: the sum over its distinct chunks, so
-   * a fork inherits its parent's usage and a merge counts the shared prefix once.
+   * a fork inherits its parent's usage and a merge counts what both sides share once. Kept up to
+   * date as chunks are added: O(1) to read.
    */
   get usage(): Usage {
-    let usage = usageCache.get(this.list);
-    if (usage === undefined) {
-      usage = sumUsage(this.list);
-      usageCache.set(this.list, usage);
-    }
-    return usage;
+    return this.list.usage;
   }
 
   /**
    * A new version of this session (same id and lineage) with `chunks` appended. Each input gets
-   * an id, a timestamp and this session as its branch unless it already has them.
+   * an id, a timestamp and this session as its branch unless it already has them. A chunk copied
+   * from another session keeps its id; if this session already holds it, its usage is not counted
+   * again.
    *
-   * @throws {OpenRathError} code `invalid_chunk` for a malformed chunk; nothing is appended then.
+   * @throws {OpenRathError} code `invalid_chunk` for a malformed chunk, or for a chunk whose id
+   *   this session (or the same call) already uses for a different chunk; nothing is appended then.
    */
   append(...chunks: ChunkInput[]): Session {
     if (chunks.length === 0) return this;
     const now = Date.now();
-    const made =
-      chunks.length === 1
-        ? [createChunk(chunks[0]!, this.lineage.id, now)]
-        : chunks.map((c) => createChunk(c, this.lineage.id, now));
-    return new Session(this.lineage, this.list.concat(made), this.placement);
+    const id = this.lineage.id;
+    if (chunks.length === 1) {
+      const made = createChunk(chunks[0]!, id, now);
+      const copied = (chunks[0] as { id?: unknown }).id !== undefined;
+      if (copied) this.checkCopied([made]);
+      return new Session(this.lineage, this.list.append([made], !copied), this.placement);
+    }
+    let copied = false;
+    const made = chunks.map((c) => {
+      const chunk = createChunk(c, id, now);
+      if ((c as { id?: unknown }).id !== undefined) copied = true;
+      return chunk;
+    });
+    if (copied) this.checkCopied(made);
+    return new Session(this.lineage, this.list.append(made, !copied), this.placement);
+  }
+
+  /** Rejects chunks that reuse the id of a different chunk held here or earlier in `made`. */
+  private checkCopied(made: readonly Chunk[]): void {
+    const batch = new Map<string, number>();
+    made.forEach((chunk, k) => {
+      const index = this.list.length + k;
+      const held = this.list.indexOf(chunk.id);
+      if (held >= 0 && !sameChunk(this.list.at(held)!, chunk)) throw conflictingId(chunk.id, held, index);
+      const earlier = batch.get(chunk.id);
+      if (earlier !== undefined && !sameChunk(made[earlier - this.list.length]!, chunk))
+        throw conflictingId(chunk.id, earlier, index);
+      if (earlier === undefined) batch.set(chunk.id, index);
+    });
   }
 
   /** The model-visible transcript: every chunk but `event`s, as OpenAI-shaped messages. O(n). */
   messages(): Message[] {
     const out: Message[] = [];
-    for (const chunk of this.list) {
+    this.list.forEach(0, (chunk) => {
       const message = chunkToMessage(chunk);
       if (message) out.push(message);
-    }
+    });
     return out;
   }
 
@@ -347,15 +349,23 @@ export class Session {
   /**
    * A new session combining this one and `other` (lineage op `merge`, parents `[this, other]`).
    *
-   * - `"three-way"` (default): the prefix the two share (by chunk id) once, then this session's
-   *   chunks after it, then `other`'s. Merging two forks of a long session costs the new chunks.
+   * - `"three-way"` (default): this session's transcript unchanged, then the chunks of `other`
+   *   this session does not hold, in `other`'s order. What both share, such as the common
+   *   ancestor's chunks, appears once, also after earlier merges and in diamonds (chunks are
+   *   compared by id), so merging again after `other` kept going adds only its new chunks. The
+   *   result extends this session, so a model continuing from it sees its own history unchanged.
+   *   O(log n) plus O(log n) per chunk `other` holds beyond the prefix the two share.
    * - `"concat"`: all of this session's chunks, then all of `other`'s (the Python original's
-   *   behaviour; a shared prefix appears twice, though usage still counts each chunk once).
+   *   behaviour; shared chunks appear twice, though usage still counts each chunk once).
+   *
+   * Lineage extras record `merge.shared` (chunks of `other` this side already held),
+   * `merge.left` (this side's chunks `other` lacked) and `merge.right` (chunks taken from `other`).
    *
    * The result keeps this session's placement, or `other`'s when this one is unplaced, and takes
    * its own hold on that sandbox.
    *
-   * @throws {MergeConflictError} code `merge_conflict` when the two are placed on different backends.
+   * @throws {MergeConflictError} code `merge_conflict` when the two are placed on different
+   *   backends, or on the same backend with different specs.
    */
   merge(other: Session, options: BranchOptions & { strategy?: MergeStrategy } = {}): Session {
     if (!(other instanceof Session)) {
@@ -373,23 +383,26 @@ export class Session {
         },
       );
     }
-    const a = this.placement;
-    const b = other.placement;
-    if (a && b && a.key !== b.key) {
-      throw new MergeConflictError(
-        "merge_conflict",
-        `Cannot merge session ${this.id} placed on "${a.key}" with session ${other.id} placed on "${b.key}": a merged session runs its tools on one backend. Move one with .to("${a.key}") first.`,
-        { details: { left: { id: this.id, backend: a.key }, right: { id: other.id, backend: b.key } } },
-      );
+    const placement = this.mergedPlacement(other);
+    let list: ChunkList;
+    let shared: number;
+    let right: number;
+    if (strategy === "three-way") {
+      const merged = this.list.mergeThreeWay(other.list);
+      list = merged.list;
+      shared = merged.shared;
+      right = merged.added;
+    } else {
+      list = this.list.append(other.list.slice(), false);
+      shared = 0;
+      right = other.list.length;
     }
-    const shared = strategy === "three-way" ? this.list.commonPrefix(other.list, (x, y) => x.id === y.id) : 0;
-    const list = this.list.concat(other.list.slice(shared));
     const extras: LineageExtras = {
       ...options.extras,
       strategy,
       "merge.shared": shared,
       "merge.left": this.list.length - shared,
-      "merge.right": other.list.length - shared,
+      "merge.right": right,
     };
     const node = new LineageNode(
       newId(),
@@ -399,7 +412,37 @@ export class Session {
       extras,
       list.length,
     );
-    return new Session(node, list, (a ?? b)?.share());
+    return new Session(node, list, placement?.share());
+  }
+
+  /** The placement a merge of this and `other` keeps. @throws `merge_conflict` */
+  private mergedPlacement(other: Session): Placement | undefined {
+    const a = this.placement;
+    const b = other.placement;
+    if (!a || !b || a.sharesSandboxWith(b)) return a ?? b;
+    if (a.key !== b.key) {
+      throw new MergeConflictError(
+        "merge_conflict",
+        `Cannot merge session ${this.id} placed on "${a.key}" with session ${other.id} placed on "${b.key}": a merged session runs its tools on one backend. Move one with .to("${a.key}") first.`,
+        { details: { left: { id: this.id, backend: a.key }, right: { id: other.id, backend: b.key } } },
+      );
+    }
+    if (!sameData(a.spec, b.spec)) {
+      const keys = differingKeys(a.spec, b.spec);
+      const which = keys.length > 0 ? ` (they differ in ${keys.join(", ")})` : "";
+      throw new MergeConflictError(
+        "merge_conflict",
+        `Cannot merge session ${this.id} with session ${other.id}: both are placed on "${a.key}" but with different specs${which}, and a merged session runs its tools in one sandbox. Place one like the other with .to("${a.key}", spec) first.`,
+        {
+          details: {
+            left: { id: this.id, backend: a.key },
+            right: { id: other.id, backend: b.key },
+            differingKeys: keys,
+          },
+        },
+      );
+    }
+    return a;
   }
 
   /**
@@ -433,35 +476,17 @@ export class Session {
     return new Session(node, this.list, this.placement);
   }
 
-  /** The JSON form: chunks, placement and the whole lineage DAG behind this session. */
+  /** The JSON form: chunks, placement and the whole lineage DAG behind this session. O(n). */
   toJSON(): SessionJSON {
-    const lineage: LineageNodeJSON[] = [];
-    const seen = new Set<string>();
-    const stack: LineageNode[] = [this.lineage];
-    while (stack.length > 0) {
-      const node = stack.pop()!;
-      if (seen.has(node.id)) continue;
-      seen.add(node.id);
-      lineage.push({
-        id: node.id,
-        op: node.op,
-        operator: node.operator,
-        parents: node.parents.map((p) => p.id),
-        extras: node.extras,
-        length: node.length,
-        createdAt: node.createdAt,
-      });
-      for (let i = node.parentCount - 1; i >= 0; i--) stack.push(node.parentAt(i)!);
-    }
     return {
       format: "openrath.session",
       version: 1,
       id: this.id,
-      chunks: this.chunks,
+      chunks: this.list.slice(),
       ...(this.placement
         ? { placement: { key: this.placement.key, spec: this.placement.spec as JsonValue } }
         : {}),
-      lineage,
+      lineage: lineageToJSON(this.lineage),
     };
   }
 
@@ -477,80 +502,31 @@ export class Session {
       const flat = String(text).replace(/\s+/g, " ");
       return `  ${c.kind}: ${flat.length > 60 ? `${flat.slice(0, 57)}...` : flat}`;
     };
-    const chunks = this.chunks;
-    const lines = [`Session ${this.id} (${this.lineage.op}, ${chunks.length} chunks)`];
-    const shown = chunks.length <= 8 ? chunks : [...chunks.slice(0, 4), undefined, ...chunks.slice(-4)];
-    for (const c of shown) lines.push(c ? preview(c) : `  ... (${chunks.length - 8} chunks omitted) ...`);
+    const n = this.list.length;
+    const lines = [`Session ${this.id} (${this.lineage.op}, ${n} chunks)`];
+    const shown = n <= 8 ? [...Array(n).keys()] : [0, 1, 2, 3, -1, n - 4, n - 3, n - 2, n - 1];
+    for (const i of shown)
+      lines.push(i >= 0 ? preview(this.list.at(i)!) : `  ... (${n - 8} chunks omitted) ...`);
     return lines.join("\n");
   }
 }
 
-/** Rebuilds lineage nodes from JSON, parents before children, rejecting dangling parents and cycles. */
-function restoreLineage(raw: readonly unknown[]): Map<string, LineageNode> {
-  const bad = (what: string, value?: unknown): never => {
-    throw new OpenRathError("invalid_session_json", `Invalid session JSON: lineage ${what}.`, {
-      details: { value },
-    });
-  };
-  const byId = new Map<string, LineageNodeJSON>();
-  for (const r of raw) {
-    const n = r as Partial<LineageNodeJSON> | null;
-    if (
-      typeof n?.id !== "string" ||
-      typeof n.op !== "string" ||
-      typeof n.operator !== "string" ||
-      !Array.isArray(n.parents) ||
-      !n.parents.every((p) => typeof p === "string") ||
-      typeof n.length !== "number" ||
-      typeof n.createdAt !== "number" ||
-      (n.extras !== undefined &&
-        (typeof n.extras !== "object" || n.extras === null || Array.isArray(n.extras)))
-    ) {
-      bad("node is missing id, op, operator, parents, length or createdAt", r);
-    }
-    byId.set(n!.id!, n as LineageNodeJSON);
+/**
+ * {@link Session.fromJSON}, for core's own readers. With `truncated`, the JSON may hold fewer
+ * chunks than the session's lineage node records: an unfinished session log whose writer crashed
+ * before every chunk reached the disk.
+ */
+export function restoreSession(json: unknown, registry: Registry | undefined, truncated: boolean): Session {
+  const { node, chunks, placement } = readSessionJSON(json, truncated);
+  let list: ChunkList;
+  try {
+    list = ChunkList.from(chunks);
+  } catch (cause) {
+    const details = (cause as OpenRathError).details ?? {};
+    throw invalidSessionJson((cause as Error).message.replace(/\.$/, ""), details, cause);
   }
-  const built = new Map<string, LineageNode>();
-  const visiting = new Set<string>();
-  const build = (id: string): LineageNode => {
-    const done = built.get(id);
-    if (done) return done;
-    // Explicit stack instead of recursion: lineage chains can be thousands of nodes deep.
-    const stack: string[] = [id];
-    while (stack.length > 0) {
-      const top = stack[stack.length - 1]!;
-      if (built.has(top)) {
-        stack.pop();
-        continue;
-      }
-      const json = byId.get(top) ?? bad(`references parent ${top}, which is not in the lineage list`, top);
-      const missing = json.parents.filter((p) => !built.has(p));
-      if (missing.length === 0) {
-        built.set(
-          top,
-          new LineageNode(
-            json.id,
-            json.op,
-            json.operator,
-            json.parents.map((p) => built.get(p)!),
-            json.extras ?? {},
-            json.length,
-            json.createdAt,
-          ),
-        );
-        visiting.delete(top);
-        stack.pop();
-        continue;
-      }
-      if (visiting.has(top)) bad(`has a cycle through ${top}`, top);
-      visiting.add(top);
-      for (const p of missing) {
-        if (visiting.has(p)) bad(`has a cycle through ${p}`, p);
-        stack.push(p);
-      }
-    }
-    return built.get(id)!;
-  };
-  for (const id of byId.keys()) build(id);
-  return built;
+  if (!placement) return build(node, list, undefined);
+  const { key, spec } = placement;
+  // The backend is looked up when the sandbox is first needed, so a log can be read anywhere.
+  return build(node, list, new Placement(key, spec, () => (registry ?? defaultRegistry()).sandbox(key)));
 }

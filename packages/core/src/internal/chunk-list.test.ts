@@ -1,228 +1,118 @@
 import { describe, expect, it } from "vitest";
+import { type Chunk, createChunk } from "../chunk.js";
+import { OpenRathError } from "../errors.js";
 import { ChunkList } from "./chunk-list.js";
 
-/** The private structure of a list, read only to prove how it shares storage. */
-interface Internals<T> {
-  readonly prev: ChunkList<T> | undefined;
-  readonly buf: T[];
-  readonly end: number;
-  readonly depth: number;
-}
-const inside = <T>(list: ChunkList<T>) => list as unknown as Internals<T>;
+const usage = (n: number) => ({ promptTokens: n, completionTokens: 1, totalTokens: n + 1 });
+const turn = (i: number, branch = "s"): Chunk =>
+  createChunk({ kind: "assistant", content: `t${i}`, usage: usage(i) }, branch);
+const turns = (from: number, to: number, branch = "s") =>
+  Array.from({ length: to - from }, (_, k) => turn(from + k, branch));
+const ids = (list: ChunkList) => [...list.chunksFrom(0)].map((c) => c.id);
+const total = (chunks: readonly Chunk[]) =>
+  chunks.reduce((sum, c) => sum + (c.kind === "assistant" ? c.usage!.promptTokens : 0), 0);
 
-const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
-
-describe("ChunkList construction", () => {
-  it("copies the array it is built from, so later changes to that array do not leak in", () => {
-    const source = [1, 2, 3];
-    const list = ChunkList.from(source);
-    source.push(4);
-    source[0] = 99;
-    expect(list.length).toBe(3);
-    expect(list.toArray()).toEqual([1, 2, 3]);
+describe("ChunkList", () => {
+  it("reads chunks by position and id across the trie and the tail", () => {
+    const chunks = turns(0, 1100);
+    const list = ChunkList.from(chunks);
+    expect(list.length).toBe(1100);
+    for (const i of [0, 31, 32, 1055, 1056, 1099]) {
+      expect(list.at(i)).toBe(chunks[i]);
+      expect(list.indexOf(chunks[i]!.id)).toBe(i);
+    }
+    expect(list.at(-1)).toBe(chunks[1099]);
+    expect(list.at(1100)).toBeUndefined();
+    expect(list.indexOf("nope")).toBe(-1);
+    const where = list.positions();
+    expect([where(chunks[5]!.id), where(chunks[1090]!.id), where("nope")]).toEqual([5, 1090, -1]);
+    expect([...list.chunksFrom(1098)]).toEqual(chunks.slice(1098));
+    expect([...list.chunksFrom(5000)]).toEqual([]);
+    expect(list.slice(1090)).toEqual(chunks.slice(1090));
   });
 
-  it("builds the shared empty list from an empty array and never mutates it on concat", () => {
-    const empty = ChunkList.from<number>([]);
-    expect(empty).toBe(ChunkList.EMPTY);
-    const a = empty.concat([1]);
-    const b = empty.concat([2]);
-    expect(ChunkList.EMPTY.length).toBe(0);
-    expect(ChunkList.EMPTY.toArray()).toEqual([]);
-    expect(a.toArray()).toEqual([1]);
-    expect(b.toArray()).toEqual([2]);
+  it("keeps usage as a running total: appending adds the new chunks' usage", () => {
+    let list = ChunkList.EMPTY;
+    const chunks = turns(0, 300);
+    for (const c of chunks) list = list.append([c], true);
+    expect(list.usage.promptTokens).toBe(total(chunks));
+    expect(Object.isFrozen(list.usage)).toBe(true);
+    expect(ChunkList.from(chunks).usage).toEqual(list.usage);
   });
 
-  it("returns the same list when nothing is appended", () => {
-    const list = ChunkList.from([1]);
-    expect(list.concat([])).toBe(list);
-    expect(list.push()).toBe(list);
-  });
-});
-
-describe("ChunkList append", () => {
-  it("pushes in place into the buffer when the list ends where its buffer ends", () => {
-    const a = ChunkList.from([1, 2]);
-    const b = a.push(3, 4);
-    expect(inside(b).buf).toBe(inside(a).buf);
-    expect(inside(b).prev).toBeUndefined();
-    expect(a.length).toBe(2);
-    expect(a.toArray()).toEqual([1, 2]);
-    expect(b.toArray()).toEqual([1, 2, 3, 4]);
+  it("counts a chunk appended again (a copy) once, in the trie, in the tail and within one batch", () => {
+    const chunks = turns(1, 100);
+    const list = ChunkList.from(chunks);
+    const again = list.append([chunks[3]!, chunks[98]!, turn(500), chunks[3]!], false);
+    expect(again.length).toBe(103);
+    expect(again.usage.promptTokens).toBe(total(chunks) + 500);
   });
 
-  it("starts a new segment after the list when a sibling already grew the shared buffer", () => {
-    const a = ChunkList.from([1, 2]);
-    const b = a.push(3);
-    const c = a.push(4);
-    expect(inside(c).buf).not.toBe(inside(a).buf);
-    expect(inside(c).prev).toBe(a);
-    expect(a.toArray()).toEqual([1, 2]);
-    expect(b.toArray()).toEqual([1, 2, 3]);
-    expect(c.toArray()).toEqual([1, 2, 4]);
-    // The new segment is itself appendable in place.
-    const d = c.push(5);
-    expect(inside(d).buf).toBe(inside(c).buf);
-    expect(d.toArray()).toEqual([1, 2, 4, 5]);
-    expect(c.toArray()).toEqual([1, 2, 4]);
+  it("accepts the same chunk twice but refuses two different chunks under one id", () => {
+    const [a, b] = turns(0, 2);
+    const repeated = ChunkList.from([a!, b!, { ...a! }]);
+    expect(repeated.at(2)).toBe(a);
+    expect(repeated.usage.promptTokens).toBe(1);
+    try {
+      ChunkList.from([a!, b!, { ...b!, content: "forged" } as Chunk]);
+      expect.fail("expected invalid_chunk");
+    } catch (error) {
+      expect(OpenRathError.isInstance(error, "invalid_chunk")).toBe(true);
+      expect((error as OpenRathError).details).toMatchObject({ id: b!.id, index: 2, firstIndex: 1 });
+    }
   });
 
-  it("copies the appended array, so changing it afterwards does not change the list", () => {
-    const items = [3, 4];
-    const list = ChunkList.from([1, 2]).push(0).concat(items);
-    items[0] = 99;
-    expect(list.toArray()).toEqual([1, 2, 0, 3, 4]);
-    const sibling = ChunkList.from([1]);
-    sibling.push(2);
-    const segment = [5];
-    const branched = sibling.concat(segment);
-    segment.push(6);
-    expect(branched.toArray()).toEqual([1, 5]);
-  });
-});
-
-describe("ChunkList reads", () => {
-  it("indexes with at(), negative indexes counting from the end, out of range giving undefined", () => {
-    const a = ChunkList.from([10, 11]);
-    a.push(0); // grow the buffer so the next list is a separate segment
-    const list = a.push(12, 13).push(14);
-    expect(list.toArray()).toEqual([10, 11, 12, 13, 14]);
-    const b = a.push(20, 21);
-    expect([b.at(0), b.at(1), b.at(2), b.at(3)]).toEqual([10, 11, 20, 21]);
-    expect(b.at(-1)).toBe(21);
-    expect(b.at(-4)).toBe(10);
-    expect(b.at(-5)).toBeUndefined();
-    expect(b.at(4)).toBeUndefined();
-    expect(ChunkList.EMPTY.at(0)).toBeUndefined();
-    expect(ChunkList.EMPTY.at(-1)).toBeUndefined();
-    // Same answers once the flat array has been built.
-    b.toArray();
-    expect([b.at(0), b.at(3), b.at(-1), b.at(-4), b.at(4), b.at(-5)]).toEqual([
-      10,
-      21,
-      21,
-      10,
-      undefined,
-      undefined,
-    ]);
-  });
-
-  it("gives a frozen array from toArray that is the same object on every call", () => {
-    const a = ChunkList.from([1, 2]);
-    a.push(9);
-    const list = a.push(3);
+  it("builds one frozen array per list, on first request", () => {
+    const list = ChunkList.from(turns(0, 40));
     const first = list.toArray();
     expect(Object.isFrozen(first)).toBe(true);
     expect(list.toArray()).toBe(first);
-    expect(first).toEqual([1, 2, 3]);
+    expect(list.append([turn(99)], true).toArray()).toHaveLength(41);
   });
 
-  it("does not let a sibling's in-place push show through an array taken earlier", () => {
-    const a = ChunkList.from([1, 2]);
-    const before = a.toArray();
-    a.push(3);
-    expect(before).toEqual([1, 2]);
-    expect(a.toArray()).toBe(before);
-    expect(Object.isFrozen(before)).toBe(true);
-  });
+  describe("mergeThreeWay", () => {
+    const base = ChunkList.from(turns(0, 2000));
 
-  it("iterates in order across segments", () => {
-    const a = ChunkList.from([1]);
-    a.push(0);
-    const list = a.push(2).push(3);
-    expect([...list]).toEqual([1, 2, 3]);
-  });
+    it("appends the other side's own chunks after this side's, skipping the shared prefix", () => {
+      const left = base.append(turns(2000, 2003, "l"), true);
+      const right = base.append(turns(3000, 3005, "r"), true);
+      const { list, shared, added } = left.mergeThreeWay(right);
+      expect(ids(list)).toEqual([...ids(left), ...ids(right).slice(2000)]);
+      expect([shared, added]).toEqual([2000, 5]);
+      expect(list.usage.promptTokens).toBe(total([...left.toArray(), ...right.toArray().slice(2000)]));
+    });
 
-  it("slices from a start index to the end across segments", () => {
-    const a = ChunkList.from([1, 2]);
-    a.push(0);
-    const list = a.push(3, 4);
-    expect(list.slice(1)).toEqual([2, 3, 4]);
-    expect(list.slice(4)).toEqual([]);
-    expect(list.slice(0)).toEqual([1, 2, 3, 4]);
-  });
-});
+    it("adds only new chunks when merging a side that already merged this one, or again", () => {
+      const left = base.append(turns(2000, 2100, "l"), true);
+      const right = base.append(turns(3000, 3004, "r"), true);
+      const merged = left.mergeThreeWay(right).list;
+      const rightLater = right.append([turn(4000, "r")], true);
+      const again = merged.mergeThreeWay(rightLater);
+      expect(ids(again.list)).toEqual([...ids(merged), rightLater.at(-1)!.id]);
+      expect([again.shared, again.added]).toEqual([2004, 1]);
+      expect(merged.mergeThreeWay(right).added).toBe(0);
+      expect(merged.mergeThreeWay(right).list).toBe(merged);
+      // The other way round: the right side takes the left side's chunks it lacks.
+      const back = rightLater.mergeThreeWay(merged);
+      expect(ids(back.list)).toEqual([...ids(rightLater), ...ids(left).slice(2000)]);
+    });
 
-describe("ChunkList.commonPrefix", () => {
-  const counting = () => {
-    const calls = { n: 0 };
-    const same = (x: number, y: number) => {
-      calls.n++;
-      return x === y;
-    };
-    return { calls, same };
-  };
+    it("repeats no chunk in a diamond", () => {
+      const a = ChunkList.from(turns(0, 50, "a"));
+      const b = ChunkList.from(turns(100, 170, "b"));
+      const ab = a.mergeThreeWay(b).list;
+      const ba = b.mergeThreeWay(a).list;
+      const diamond = ab.mergeThreeWay(ba);
+      expect(ids(diamond.list)).toEqual(ids(ab));
+      expect([diamond.shared, diamond.added]).toEqual([120, 0]);
+      expect(diamond.list.usage).toEqual(ab.usage);
+    });
 
-  it("counts a prefix held in a shared buffer without comparing its items", () => {
-    const base = ChunkList.from(range(0, 1000));
-    const left = base.push(-1, -2);
-    const right = base.push(-3);
-    const { calls, same } = counting();
-    expect(left.commonPrefix(right, same)).toBe(1000);
-    expect(right.commonPrefix(left, same)).toBe(1000);
-    // Only the first differing pair is compared, once per direction.
-    expect(calls.n).toBe(2);
-  });
-
-  it("gives the full length when one list is a version of the other", () => {
-    const base = ChunkList.from(range(0, 50));
-    const longer = base.push(50, 51);
-    const { calls, same } = counting();
-    expect(base.commonPrefix(longer, same)).toBe(50);
-    expect(longer.commonPrefix(base, same)).toBe(50);
-    expect(calls.n).toBe(0);
-  });
-
-  it("compares item by item when the lists share no structure", () => {
-    const a = ChunkList.from([1, 2, 3, 4]);
-    const b = ChunkList.from([1, 2, 3, 9, 4]);
-    const { calls, same } = counting();
-    expect(a.commonPrefix(b, same)).toBe(3);
-    expect(calls.n).toBe(4);
-    expect(ChunkList.from([5]).commonPrefix(ChunkList.from([6]), same)).toBe(0);
-    expect(ChunkList.from([5]).commonPrefix(ChunkList.EMPTY as ChunkList<number>, same)).toBe(0);
-  });
-
-  it("continues by comparison after the shared structure ends", () => {
-    const base = ChunkList.from([1, 2]);
-    const left = base.push(3, 4);
-    const right = base.push(3).push(4, 5); // a separate segment with equal items
-    expect(inside(right).buf).not.toBe(inside(left).buf);
-    const { same } = counting();
-    expect(left.commonPrefix(right, same)).toBe(4);
-  });
-
-  it("uses the comparison it is given, such as equality by id", () => {
-    const a = ChunkList.from([{ id: "a" }, { id: "b" }]);
-    const b = ChunkList.from([{ id: "a" }, { id: "b" }, { id: "c" }]);
-    expect(a.commonPrefix(b, (x, y) => x === y)).toBe(0);
-    expect(a.commonPrefix(b, (x, y) => x.id === y.id)).toBe(2);
-  });
-});
-
-describe("ChunkList depth", () => {
-  it("flattens chains of more than 32 forks-with-appends and keeps every list's content", () => {
-    let list = ChunkList.from([0]);
-    const siblings: { list: ChunkList<number>; expected: number[] }[] = [];
-    for (let i = 1; i <= 100; i++) {
-      // A sibling grows the buffer first, so `list` must start a new segment.
-      siblings.push({ list: list.push(-i), expected: [...range(0, i), -i] });
-      list = list.push(i);
-      expect(inside(list).depth).toBeLessThanOrEqual(32);
-    }
-    expect(list.toArray()).toEqual(range(0, 101));
-    expect(list.length).toBe(101);
-    for (let i = 0; i <= 100; i++) expect(list.at(i)).toBe(i);
-    for (const { list: sibling, expected } of siblings) expect(sibling.toArray()).toEqual(expected);
-  });
-
-  it("keeps commonPrefix right between a flattened list and its unflattened siblings", () => {
-    let list = ChunkList.from([0]);
-    let sibling = list;
-    for (let i = 1; i <= 40; i++) {
-      sibling = list.push(-i);
-      list = list.push(i);
-    }
-    expect(list.commonPrefix(sibling, (x, y) => x === y)).toBe(40);
+    it("takes a repeated chunk of the other side once (a side built by concat)", () => {
+      const x = turns(0, 3, "x");
+      const doubled = ChunkList.from([...x, ...x, turn(9)]);
+      const { list } = ChunkList.EMPTY.append([x[0]!], true).mergeThreeWay(doubled);
+      expect(ids(list)).toEqual([x[0]!.id, x[1]!.id, x[2]!.id, doubled.at(-1)!.id]);
+    });
   });
 });

@@ -5,7 +5,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import type { Chunk } from "../chunk.js";
 import { OpenRathError, SessionLogError } from "../errors.js";
 import type { JsonValue } from "../json.js";
-import { type LineageNodeJSON, Session, type SessionJSON } from "../session.js";
+import { type LineageNodeJSON, restoreSession, Session, type SessionJSON } from "../session.js";
 import { type Usage, ZERO_USAGE } from "../usage.js";
 
 /** The log format version this core writes and the newest it reads. */
@@ -469,7 +469,7 @@ export function parseSessionLog(text: string, file = "<session log>"): SessionLo
   };
   let session: Session;
   try {
-    session = Session.fromJSON(json);
+    session = restoreSession(json, undefined, trailer === undefined);
   } catch (cause) {
     const index = (cause as OpenRathError).details?.index;
     throw corrupt(typeof index === "number" ? (chunkLines[index] ?? 1) : 1, (cause as Error).message, cause);
