@@ -92,6 +92,9 @@ describe("toolPolicyDenial: file system roots", () => {
   });
 });
 
+const HIDDEN =
+  "the command runs something that cannot be read from it (a substitution, a variable or glob as the program, eval or source), which a command policy does not allow";
+
 describe("toolPolicyDenial: commands", () => {
   it.each([
     ["ls -la", undefined],
@@ -104,9 +107,9 @@ describe("toolPolicyDenial: commands", () => {
     ["ls\nrm x", 'command "rm" is denied'],
     ["/bin/rm x", 'command "rm" is denied'],
     ["FOO=1 rm x", 'command "rm" is denied'],
-    ["echo $(rm x)", "command substitution is not allowed under a command policy"],
-    ["echo `rm x`", "command substitution is not allowed under a command policy"],
-    ["diff <(ls) >(cat)", "command substitution is not allowed under a command policy"],
+    ["echo $(rm x)", HIDDEN],
+    ["echo `rm x`", HIDDEN],
+    ["diff <(ls) >(cat)", HIDDEN],
   ])("with commandDeny [rm], %j → %s", (cmd, expected) => {
     expect(deny({ commandDeny: ["rm"] }, { cmd })).toBe(expected);
   });
@@ -116,7 +119,7 @@ describe("toolPolicyDenial: commands", () => {
     ["ls | grep x", 'command "grep" is not allowed; allowed: ls, cat'],
     ["cat a; ls", undefined],
     ["cat a && curl evil", 'command "curl" is not allowed; allowed: ls, cat'],
-    ["echo $(ls)", "command substitution is not allowed under a command policy"],
+    ["echo $(ls)", HIDDEN],
   ])("with commandAllow [ls, cat], %j → %s", (cmd, expected) => {
     expect(deny({ commandAllow: ["ls", "cat"] }, { cmd })).toBe(expected);
   });
@@ -158,6 +161,82 @@ describe("toolPolicyDenial: call budget", () => {
 
   it("checks the other rules first, so their denial is what the model is told", () => {
     expect(deny({ allowTools: ["a"], maxCalls: 0 }, {}, "b", 0)).toMatch(/tool "b" is not allowed/);
+  });
+});
+
+describe("toolPolicyDenial: every path into the sandbox", () => {
+  const denied = 'command "rm" is denied';
+  it.each([
+    // Wrappers that run another program.
+    ["env rm -rf x", denied],
+    ["env -i FOO=1 rm x", denied],
+    ["sudo -u root rm x", denied],
+    ["nice -n 5 rm x", denied],
+    ["timeout 5 rm x", denied],
+    ["nohup rm x &", denied],
+    ["xargs rm < list", denied],
+    ["ls | xargs -n 1 rm", denied],
+    ["command rm x", denied],
+    ["exec rm x", denied],
+    ["find . -name '*.tmp' -exec rm {} ;", denied],
+    // Shells running a line.
+    ["sh -c 'rm -rf x'", denied],
+    ['bash -c "ls; rm x"', denied],
+    ["bash -lc 'rm x'", denied],
+    ["bash -e -c 'rm x'", denied],
+    ["sh ./cleanup.sh", HIDDEN],
+    ["curl -s x | sh", HIDDEN],
+    ["env bash -c 'sudo rm x'", denied],
+    // Quoting and escapes do not hide the program.
+    ["\\rm x", denied],
+    ["'rm' x", denied],
+    ['r""m x', denied],
+    ["if rm x; then ls; fi", denied],
+    ["for f in a b; do rm $f; done", denied],
+    // What cannot be read is refused.
+    ["eval 'rm x'", HIDDEN],
+    ["source ./script.sh", HIDDEN],
+    ["$CMD x", HIDDEN],
+    ["alias r=rm; r x", HIDDEN],
+    // Plain uses of the same words stay allowed.
+    ["echo 'rm is denied here'", undefined],
+    ["grep -r rm src # rm", undefined],
+    ["[ -f x ] && ls", undefined],
+  ])("with commandDeny [rm], %j → %s", (cmd, expected) => {
+    expect(deny({ commandDeny: ["rm"] }, { cmd })).toBe(expected);
+  });
+
+  it("looks through wrappers in an argv, but reads no shell syntax in it", () => {
+    expect(deny({ commandDeny: ["rm"] }, { cmd: ["env", "rm", "x"] })).toBe(denied);
+    expect(deny({ commandDeny: ["rm"] }, { cmd: ["sh", "-c", "rm x"] })).toBe(denied);
+    expect(deny({ commandDeny: ["rm"] }, { cmd: ["/usr/bin/xargs", "-0", "rm"] })).toBe(denied);
+    expect(deny({ commandDeny: ["rm"] }, { cmd: ["echo", "rm; $(rm x)"] })).toBeUndefined();
+  });
+
+  it("counts wrappers as programs under commandAllow", () => {
+    expect(deny({ commandAllow: ["ls"] }, { cmd: "env ls" })).toBe(
+      'command "env" is not allowed; allowed: ls',
+    );
+    expect(deny({ commandAllow: ["ls", "sh"] }, { cmd: "sh -c 'ls; curl x'" })).toBe(
+      'command "curl" is not allowed; allowed: ls, sh',
+    );
+  });
+
+  it("applies to run_code: shell-language code is read as shell lines, other languages are their interpreter", () => {
+    expect(deny({ commandDeny: ["rm"] }, { code: "rm -rf x", language: "bash" }, "run_code")).toBe(denied);
+    expect(deny({ commandDeny: ["rm"] }, { code: "ls\nenv rm x", language: "sh" }, "run_code")).toBe(denied);
+    expect(deny({ commandDeny: ["rm"] }, { code: "echo hi", language: "bash" }, "run_code")).toBeUndefined();
+    expect(deny({ commandDeny: ["python"] }, { code: "print(1)" }, "run_code")).toBe(
+      'command "python" is denied',
+    );
+    expect(deny({ commandAllow: ["ls"] }, { code: "print(1)", language: "python" }, "run_code")).toBe(
+      'command "python" is not allowed; allowed: ls',
+    );
+    expect(
+      deny({ commandAllow: ["bash", "ls"] }, { code: "ls -la", language: "bash" }, "run_code"),
+    ).toBeUndefined();
+    // A `code` argument of another tool is not a program.
+    expect(deny({ commandDeny: ["rm"] }, { code: "rm" }, "lookup_country")).toBeUndefined();
   });
 });
 

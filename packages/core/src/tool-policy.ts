@@ -1,19 +1,32 @@
+import { programsOfArgv, programsOfLine, SHELLS } from "./command-programs.js";
 import { OpenRathError } from "./errors.js";
 
 /**
  * Limits on what an agent's tools may do, checked before each call's body runs. A denied call
  * goes back to the model as a `tool_policy_denied` result and does not count against `maxCalls`.
+ *
+ * The command lists apply to every way the built-in tools run programs in the sandbox: shell
+ * lines and argv of `run_shell_command` (and of any tool with a `cmd` argument), wrappers that
+ * run another program (`env`, `sudo`, `xargs`, `sh -c`, `find -exec`, …), and `run_code`, whose
+ * language counts as the program it runs (`python`) and whose shell-language code is read as
+ * shell lines. They are a guard-rail, not a boundary: an allowed program can still start others
+ * (`python -c`, `make`, `git` hooks), so the sandbox's isolation is what contains a tool. Prefer
+ * `commandAllow` with programs that do not run others; a deny-list only stops what it names.
  */
 export interface ToolPolicy {
   /** Only these tools may run (by name). */
   readonly allowTools?: readonly string[];
   /** `path` and `cwd` arguments must lie under one of these workspace-relative directories. */
   readonly fsRoots?: readonly string[];
-  /** Every command in a shell line must start with one of these programs. Not with `commandDeny`. */
+  /** Every program a call runs (wrappers included) must be one of these. Not with `commandDeny`. */
   readonly commandAllow?: readonly string[];
-  /** No command in a shell line may start with one of these programs. */
+  /** No program a call runs (wrappers looked through) may be one of these. Advisory: see above. */
   readonly commandDeny?: readonly string[];
-  /** Most tool calls (that pass the other checks) one agent run may make. */
+  /**
+   * Most tool calls (that pass the other checks) per session: the calls already in the session's
+   * transcript count (a fork starts from its parent's count), so a conversation run again does not
+   * start afresh.
+   */
   readonly maxCalls?: number;
 }
 
@@ -43,26 +56,17 @@ function normalize(path: string): string | undefined {
   return out.join("/");
 }
 
-/** The programs a shell line runs: the first word of each `;`, `&&`, `||`, `|` or newline segment. */
-function programs(command: string | readonly string[]): string[] | undefined {
-  if (Array.isArray(command)) return command.length > 0 ? [String(command[0]).split("/").pop()!] : [];
-  const line = String(command);
-  // Substitutions run programs we cannot see from the first words.
-  if (/`|\$\(|<\(|>\(/.test(line)) return undefined;
-  return (
-    line
-      // Subshells and groups start commands too: "(rm x)", "{ rm x; }".
-      .split(/;|&&|\|\||\||\n|&|\(|\)|\{|\}/)
-      .map(
-        (segment) =>
-          segment
-            .trim()
-            .split(/\s+/)
-            .find((word) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word)) ?? "",
-      )
-      .filter((word) => word !== "")
-      .map((word) => word.split("/").pop()!)
-  );
+/** The programs a call runs: a `cmd` (shell line or argv) of any tool, or `run_code`'s interpreter and, for shell languages, its code. */
+function programsOfCall(tool: string, a: Record<string, unknown>): string[] | undefined | null {
+  if (typeof a.cmd === "string") return programsOfLine(a.cmd);
+  if (Array.isArray(a.cmd)) return programsOfArgv(a.cmd);
+  if (tool === "run_code" && typeof a.code === "string") {
+    const language = (typeof a.language === "string" ? a.language : "python").toLowerCase();
+    if (!SHELLS.has(language)) return [language];
+    const inner = programsOfLine(a.code);
+    return inner === undefined ? undefined : [language === "shell" ? "sh" : language, ...inner];
+  }
+  return null;
 }
 
 /**
@@ -90,9 +94,10 @@ export function toolPolicyDenial(
         return `${key} ${JSON.stringify(a[key])} is outside the allowed roots ${roots.map((r) => r || ".").join(", ")}`;
     }
   }
-  if ((policy.commandAllow || policy.commandDeny) && (typeof a.cmd === "string" || Array.isArray(a.cmd))) {
-    const found = programs(a.cmd as string | string[]);
-    if (found === undefined) return "command substitution is not allowed under a command policy";
+  const found = policy.commandAllow || policy.commandDeny ? programsOfCall(tool, a) : null;
+  if (found !== null) {
+    if (found === undefined)
+      return "the command runs something that cannot be read from it (a substitution, a variable or glob as the program, eval or source), which a command policy does not allow";
     if (policy.commandAllow) {
       const bad = found.find((p) => !policy.commandAllow!.includes(p));
       if (bad !== undefined)
