@@ -11,6 +11,7 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -133,7 +134,114 @@ const SERVICES = {
     writeFileSync(state, JSON.stringify({ port, pid: child.pid, dir }));
     return s3Env(port);
   },
+
+  /**
+   * PostgreSQL (Debian's) for the run-store tests: a cluster in a temp directory owned by the
+   * `postgres` user (the server refuses to run as root), listening on 127.0.0.1 on a free port,
+   * trust auth on loopback only, started detached. One that an earlier run left answering is reused.
+   */
+  async postgres() {
+    const state = join(tmpdir(), "openrath-postgres.json");
+    if (existsSync(state)) {
+      const known = JSON.parse(readFileSync(state, "utf8"));
+      if (postgresAnswers(known)) return postgresEnv(known);
+    }
+    const bin = postgresBin();
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), "openrath-postgres-"));
+    const asPostgres = process.getuid?.() === 0 ? ["runuser", "-u", "postgres", "--"] : [];
+    if (asPostgres.length > 0) execFileSync("chown", ["postgres:postgres", dir]);
+    const data = join(dir, "data");
+    const init = spawnSync(
+      asPostgres[0] ?? join(bin, "initdb"),
+      [
+        ...asPostgres.slice(1),
+        ...(asPostgres.length > 0 ? [join(bin, "initdb")] : []),
+        "-D",
+        data,
+        "-U",
+        "postgres",
+        "--auth=trust",
+        "-E",
+        "UTF8",
+        "--no-sync",
+      ],
+      { encoding: "utf8" },
+    );
+    if (init.status !== 0) throw new Error(`initdb failed: ${(init.stderr || init.stdout).trim()}`);
+    const log = join(dir, "server.log");
+    const args = [
+      join(bin, "postgres"),
+      "-D",
+      data,
+      "-k",
+      dir,
+      "-p",
+      String(port),
+      "-c",
+      "listen_addresses=127.0.0.1",
+      "-c",
+      "max_connections=300",
+    ];
+    const child = spawn(
+      asPostgres[0] ?? args[0],
+      [...asPostgres.slice(1), ...(asPostgres.length > 0 ? args : args.slice(1))],
+      {
+        detached: true,
+        stdio: ["ignore", openSync(log, "a"), openSync(log, "a")],
+      },
+    );
+    let exited = "";
+    child.on("error", (error) => (exited = error.message));
+    child.on("exit", (code, signal) => (exited = `postgres exited (${code ?? signal})`));
+    child.unref();
+    const known = { port, dir, bin };
+    const deadline = Date.now() + 30_000;
+    while (!postgresAnswers(known)) {
+      if (exited) throw new Error(`${exited}; see ${log}`);
+      if (Date.now() > deadline) throw new Error(`postgres did not answer within 30 s; see ${log}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    writeFileSync(state, JSON.stringify(known));
+    return postgresEnv(known);
+  },
 };
+
+/** The directory holding PostgreSQL's server binaries, installing Debian's package when missing. */
+function postgresBin() {
+  const find = () => {
+    const root = "/usr/lib/postgresql";
+    if (!existsSync(root)) return undefined;
+    const versions = readdirSync(root)
+      .filter((v) => existsSync(join(root, v, "bin", "postgres")))
+      .sort((a, b) => Number(b) - Number(a));
+    return versions[0] === undefined ? undefined : join(root, versions[0], "bin");
+  };
+  const found = find();
+  if (found) return found;
+  aptInstall("postgresql");
+  const installed = find();
+  if (!installed) throw new Error("the postgresql package installed no server binaries");
+  return installed;
+}
+
+/** Whether the test cluster answers (`pg_isready` against 127.0.0.1). */
+function postgresAnswers({ port, bin }) {
+  const probe = spawnSync(
+    join(bin, "pg_isready"),
+    ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres"],
+    { stdio: "ignore", timeout: 10_000 },
+  );
+  return probe.status === 0;
+}
+
+/** The environment that points the store tests at the cluster. */
+function postgresEnv({ port, bin }) {
+  return {
+    OPENRATH_TEST_POSTGRES_URL: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    OPENRATH_TEST_POSTGRES_BIN: bin,
+  };
+}
 
 /** The environment that points the artifact tests at the s3rver on `port` (its fixed credentials). */
 function s3Env(port) {
