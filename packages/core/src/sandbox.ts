@@ -255,6 +255,14 @@ export class OutputBuffer {
     this.omitted += bytes.length - keep.length;
   }
 
+  /**
+   * Counts `bytes` that arrived past the cap without handing over their content (a backend that
+   * caps at the source, inside the sandbox, reports what it dropped this way).
+   */
+  skip(bytes: number): void {
+    if (this.finished === undefined && Number.isSafeInteger(bytes) && bytes > 0) this.omitted += bytes;
+  }
+
   /** Whether anything was cut. */
   get truncated(): boolean {
     return this.omitted > 0;

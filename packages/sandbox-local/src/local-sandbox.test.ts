@@ -169,7 +169,7 @@ describe("the environment", () => {
     }
   });
 
-  it("with inheritEnv false holds only PATH, HOME, LANG, TMPDIR and PWD (plus the spec's env)", async () => {
+  it("with inheritEnv false holds only PATH, HOME, LANG, TMPDIR, PWD and the command's marker (plus the spec's env)", async () => {
     process.env.OPENRATH_LOCAL_TEST_SECRET = "secret";
     try {
       const sandbox = await open({ inheritEnv: false, env: { EXTRA: "1" } });
@@ -178,7 +178,7 @@ describe("the environment", () => {
         .trim()
         .split("\n")
         .map((line) => line.split("=")[0]);
-      expect(names.sort()).toEqual(["EXTRA", "HOME", "LANG", "PATH", "PWD", "TMPDIR"]);
+      expect(names.sort()).toEqual(["EXTRA", "HOME", "LANG", "OPENRATH_EXEC_ID", "PATH", "PWD", "TMPDIR"]);
       const vars = Object.fromEntries(
         result.stdout
           .trim()

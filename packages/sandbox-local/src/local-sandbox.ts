@@ -5,6 +5,7 @@ import { detectLanguages } from "./internal/detect-languages.js";
 import { HostSandbox } from "./internal/host-sandbox.js";
 import { parseLocalOptions } from "./internal/parse-local-options.js";
 import { parseLocalSpec } from "./internal/parse-local-spec.js";
+import { SANDBOX_PATH, type SandboxTools } from "./internal/sandbox-tools.js";
 
 /**
  * How commands of a local sandbox are separated from the host:
@@ -81,8 +82,11 @@ export function localSandbox(
 ): SandboxBackendV1<LocalSandboxSpec | undefined> {
   const settings = parseLocalOptions(options);
   const interpreters = detectLanguages(process.env.PATH ?? "");
-  let bubblewrap: Promise<void> | undefined;
-  const ensureBubblewrap = (): Promise<void> => {
+  // Inside a bubblewrap sandbox only the system directories (and this Node.js) are visible.
+  const isolatedInterpreters = detectLanguages(SANDBOX_PATH);
+  const languages = Object.keys(settings.isolation === "bubblewrap" ? isolatedInterpreters : interpreters);
+  let bubblewrap: Promise<SandboxTools> | undefined;
+  const ensureBubblewrap = (): Promise<SandboxTools> => {
     bubblewrap ??= checkBubblewrap(settings.bwrapPath);
     // A failed probe is not cached: bubblewrap may be installed meanwhile.
     bubblewrap.catch(() => {
@@ -101,20 +105,27 @@ export function localSandbox(
       network: settings.isolation === "bubblewrap" ? "none" : "open",
       isolation: settings.isolation === "bubblewrap" ? "namespace" : "process",
       snapshots: false,
-      languages: Object.keys(interpreters),
+      languages,
+      // Each command under bubblewrap has a PID namespace of its own; host processes can escape a group.
+      processTree: settings.isolation === "bubblewrap" ? "contained" : "best-effort",
     },
     parseSpec,
     async open(rawSpec: LocalSandboxSpec | undefined, openOptions: OpenOptions = {}) {
       const spec = parseSpec(rawSpec);
       const signal = openOptions.signal;
       if (signal?.aborted) throw abortedOpen();
-      if (spec.isolation === "bubblewrap") await ensureBubblewrap();
+      const tools = spec.isolation === "bubblewrap" ? await ensureBubblewrap() : undefined;
       if (signal?.aborted) throw abortedOpen();
       return HostSandbox.open({
         spec,
         bwrapPath: settings.bwrapPath,
         maxOutputBytes: settings.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
         interpreters,
+        isolatedInterpreters: {
+          ...isolatedInterpreters,
+          ...(tools ? { javascript: { ...isolatedInterpreters.javascript!, command: tools.node } } : {}),
+        },
+        ...(tools ? { tools } : {}),
       });
     },
   };

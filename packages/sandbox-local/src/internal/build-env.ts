@@ -10,6 +10,8 @@ export interface EnvLayers {
   readonly workspace: string;
   /** The sandbox's private temporary directory on the host. */
   readonly tmpdir: string;
+  /** Under bubblewrap: the `PATH` of the programs visible inside (the host's names places it cannot see). */
+  readonly isolatedPath?: string;
   /** The spec's `env`. */
   readonly spec?: Readonly<Record<string, string>>;
   /** The exec's `env`. */
@@ -28,7 +30,10 @@ export function buildEnv(layers: EnvLayers): Record<string, string> {
   if (layers.inheritEnv) {
     for (const [name, value] of Object.entries(layers.host)) if (value !== undefined) env[name] = value;
   } else {
-    env.PATH = layers.host.PATH || FALLBACK_PATH;
+    env.PATH =
+      (layers.isolation === "bubblewrap" ? layers.isolatedPath : undefined) ||
+      layers.host.PATH ||
+      FALLBACK_PATH;
     env.HOME = layers.workspace;
     env.LANG = "C.UTF-8";
     env.TMPDIR = layers.tmpdir;

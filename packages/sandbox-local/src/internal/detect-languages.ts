@@ -11,13 +11,14 @@ export interface Interpreter {
 /**
  * The `runCode` languages this host can run, in manifest order: `python` (python3 on `PATH`,
  * unbuffered so output streams), `javascript` (the Node.js running this process), `bash` and `sh`
- * (when found). Only looks at the file system, so it is cheap enough for a factory.
+ * (when found). Only looks at the file system, so it is cheap enough for a factory. Under
+ * bubblewrap it is called with the sandbox's `PATH`, so only interpreters visible inside count.
  */
-export function detectLanguages(searchPath: string): Record<string, Interpreter> {
+export function detectLanguages(searchPath: string, node = process.execPath): Record<string, Interpreter> {
   const found: Record<string, Interpreter> = {};
   const python = findExecutable("python3", searchPath);
   if (python) found.python = { command: python, args: ["-u"], extension: ".py" };
-  found.javascript = { command: process.execPath, args: [], extension: ".js" };
+  found.javascript = { command: node, args: [], extension: ".js" };
   const bash = findExecutable("bash", searchPath);
   if (bash) found.bash = { command: bash, args: [], extension: ".sh" };
   const sh = findExecutable("/bin/sh", searchPath) ?? findExecutable("sh", searchPath);

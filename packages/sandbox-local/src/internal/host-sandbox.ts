@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { rmSync } from "node:fs";
 import { lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
@@ -11,14 +12,18 @@ import {
   SandboxError,
   type SandboxV1,
 } from "@openrath/core";
-import { decodeTextFile } from "@openrath/core/backend";
+import { decodeTextFile, resolveExecTimeout } from "@openrath/core/backend";
 import type { LocalSandboxSpec } from "../local-sandbox.js";
 import { buildEnv } from "./build-env.js";
-import { bwrapArgs } from "./bwrap-args.js";
+import { accountFiles, bwrapArgs, sandboxIds } from "./bwrap-args.js";
 import type { Interpreter } from "./detect-languages.js";
-import { registerExitCleanup } from "./register-exit-cleanup.js";
+import { Namespace } from "./namespace.js";
+import { EXEC_MARKER, killProcessTree } from "./process-tree.js";
+import { registerExitCleanup, watched } from "./register-exit-cleanup.js";
 import { resolveInWorkspace, type WorkspacePath, type WorkspaceRoot } from "./resolve-in-workspace.js";
-import { killGroup, runProcess } from "./run-process.js";
+import { runProcess } from "./run-process.js";
+import type { SandboxTools } from "./sandbox-tools.js";
+import { abortedBeforeStart } from "./stop-error.js";
 
 /** What {@link HostSandbox.open} needs: the parsed spec and the backend's settings. */
 export interface HostSandboxConfig {
@@ -26,7 +31,11 @@ export interface HostSandboxConfig {
   readonly spec: LocalSandboxSpec;
   readonly bwrapPath: string;
   readonly maxOutputBytes: number;
+  /** `runCode` interpreters: on the host, and as seen inside a bubblewrap sandbox. */
   readonly interpreters: Readonly<Record<string, Interpreter>>;
+  readonly isolatedInterpreters: Readonly<Record<string, Interpreter>>;
+  /** What a bubblewrap sandbox runs (found when the backend first opened one). */
+  readonly tools?: SandboxTools;
 }
 
 interface HostSandboxState {
@@ -38,6 +47,8 @@ interface HostSandboxState {
    * inherited environment, and `/tmp` under bubblewrap.
    */
   readonly privateDir: string;
+  /** Under bubblewrap: the arguments of the sandbox's namespace (restarted with them if it dies). */
+  readonly bwrapArgs?: readonly string[];
 }
 
 function errnoOf(error: unknown): string | undefined {
@@ -78,8 +89,8 @@ export class HostSandbox implements SandboxV1 {
   readonly workspace: string;
   private readonly spec: LocalSandboxSpec;
   private readonly state: HostSandboxState;
-  /** Process groups started by this sandbox that may still have members. */
-  private readonly groups = new Set<number>();
+  /** Process groups started by this sandbox (unisolated) that may still have members, with their markers. */
+  private readonly groups = new Map<number, string>();
   /** Commands still running, to wait for on close. */
   private readonly running = new Set<Promise<unknown>>();
   /** Aborts every running command on close. */
@@ -87,6 +98,9 @@ export class HostSandbox implements SandboxV1 {
   private readonly unregister: () => void;
   private closing: Promise<void> | undefined;
   private scripts = 0;
+  /** Under bubblewrap: the sandbox's namespace (see {@link Namespace}). */
+  private namespace: Namespace | undefined;
+  private starting: Promise<Namespace> | undefined;
 
   private constructor(
     private readonly config: HostSandboxConfig,
@@ -131,8 +145,39 @@ export class HostSandbox implements SandboxV1 {
         ownsWorkspace = true;
       }
       const real = await realpath(path);
-      return new HostSandbox(config, { root: { path, real }, ownsWorkspace, privateDir });
+      let args: string[] | undefined;
+      if (config.spec.isolation === "bubblewrap") {
+        const ids = sandboxIds(process.getuid?.() ?? 1000, process.getgid?.() ?? 1000);
+        const accounts = accountFiles(ids, path);
+        await writeFile(join(privateDir, "passwd"), accounts.passwd, { mode: 0o644 });
+        await writeFile(join(privateDir, "group"), accounts.group, { mode: 0o644 });
+        args = bwrapArgs({
+          workspace: real,
+          tmp: join(privateDir, "tmp"),
+          passwd: join(privateDir, "passwd"),
+          group: join(privateDir, "group"),
+          ...ids,
+          extraReadOnly: config.tools?.extraReadOnly ?? [],
+        });
+      }
+      for (const dir of made) watched.dir(dir);
+      const sandbox = new HostSandbox(config, {
+        root: { path, real },
+        ownsWorkspace,
+        privateDir,
+        ...(args ? { bwrapArgs: args } : {}),
+      });
+      if (args) {
+        try {
+          await sandbox.ensureNamespace();
+        } catch (error) {
+          await sandbox.close();
+          throw error;
+        }
+      }
+      return sandbox;
     } catch (error) {
+      if (SandboxError.isInstance(error, "sandbox_unavailable")) throw error;
       await Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true }).catch(() => {})));
       const where = config.spec.workspace ?? tmpdir();
       throw new SandboxError(
@@ -272,9 +317,11 @@ export class HostSandbox implements SandboxV1 {
     options: Omit<ExecOptions, "stdin"> = {},
   ): Promise<ExecResult> {
     this.ensureOpen();
-    const interpreter = this.config.interpreters[language];
-    if (!interpreter || !Object.hasOwn(this.config.interpreters, language)) {
-      const known = Object.keys(this.config.interpreters);
+    const bubblewrap = this.spec.isolation === "bubblewrap";
+    const interpreters = bubblewrap ? this.config.isolatedInterpreters : this.config.interpreters;
+    const interpreter = interpreters[language];
+    if (!interpreter || !Object.hasOwn(interpreters, language)) {
+      const known = Object.keys(interpreters);
       throw new SandboxError(
         "unsupported_language",
         `The local sandbox cannot run ${JSON.stringify(language)} code. Languages found on this host: ${known.join(", ")}. Install the interpreter before creating the backend, or use one of those.`,
@@ -288,7 +335,6 @@ export class HostSandbox implements SandboxV1 {
     }
     // Under bubblewrap the script goes into the sandbox's own /tmp, the one host directory it sees there.
     const name = `.openrath-code-${++this.scripts}${interpreter.extension}`;
-    const bubblewrap = this.spec.isolation === "bubblewrap";
     const script = bubblewrap ? join(this.state.privateDir, "tmp", name) : join(this.state.privateDir, name);
     await writeFile(script, code, { mode: 0o600 });
     try {
@@ -305,12 +351,14 @@ export class HostSandbox implements SandboxV1 {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.closeController.abort(new SandboxError("sandbox_closed", "The local sandbox was closed."));
-      for (const pgid of this.groups) killGroup(pgid);
+      this.killGroups();
+      const namespace = this.namespace ?? (await this.starting?.catch(() => undefined));
+      await namespace?.close();
       await Promise.allSettled([...this.running]);
-      for (const pgid of this.groups) killGroup(pgid);
-      this.groups.clear();
+      this.killGroups();
       const dirs = [this.state.privateDir, ...(this.state.ownsWorkspace ? [this.state.root.real] : [])];
       await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 3 })));
+      for (const dir of dirs) watched.forgetDir(dir);
       this.unregister();
     })();
     return this.closing;
@@ -318,10 +366,48 @@ export class HostSandbox implements SandboxV1 {
 
   /** Kills every process group and removes owned directories, synchronously (for process exit). */
   private cleanupSync(): void {
-    for (const pgid of this.groups) killGroup(pgid);
-    this.groups.clear();
+    this.namespace?.kill();
+    this.killGroups();
     rmSync(this.state.privateDir, { recursive: true, force: true });
     if (this.state.ownsWorkspace) rmSync(this.state.root.real, { recursive: true, force: true });
+  }
+
+  /** Kills what every unisolated command left (its group and its descendants), and forgets them. */
+  private killGroups(): void {
+    for (const [pgid, marker] of this.groups) {
+      killProcessTree(pgid, marker);
+      watched.forgetGroup(pgid);
+    }
+    this.groups.clear();
+  }
+
+  /** The sandbox's namespace, started (again, after a crash) when needed. */
+  private ensureNamespace(): Promise<Namespace> {
+    if (this.namespace && !this.namespace.isDead) return Promise.resolve(this.namespace);
+    const tools = this.config.tools;
+    if (!tools || !this.state.bwrapArgs) {
+      return Promise.reject(
+        new SandboxError("sandbox_unavailable", "bubblewrap was not checked before open."),
+      );
+    }
+    this.starting ??= Namespace.start({
+      bwrapPath: this.config.bwrapPath,
+      args: this.state.bwrapArgs,
+      node: tools.node,
+      unshare: tools.unshare,
+    }).then(
+      (namespace) => {
+        this.starting = undefined;
+        this.namespace = namespace;
+        if (this.closing) namespace.kill();
+        return namespace;
+      },
+      (error: unknown) => {
+        this.starting = undefined;
+        throw error;
+      },
+    );
+    return this.starting;
   }
 
   private ensureOpen(): void {
@@ -339,29 +425,12 @@ export class HostSandbox implements SandboxV1 {
   }
 
   private async run(argv: string[], options: ExecOptions): Promise<ExecResult> {
-    if (options.signal?.aborted) {
-      throw new SandboxError(
-        "aborted",
-        "The command was not started: the caller's AbortSignal had already fired.",
-        {
-          cause: options.signal.reason,
-          details: { stdout: "", stderr: "" },
-        },
-      );
-    }
-    const timeoutMs = options.timeoutMs ?? this.spec.timeoutMs;
-    if (
-      timeoutMs !== undefined &&
-      (typeof timeoutMs !== "number" || Number.isNaN(timeoutMs) || timeoutMs <= 0)
-    ) {
-      throw new OpenRathError(
-        "invalid_argument",
-        `timeoutMs must be a positive number of milliseconds, got ${JSON.stringify(timeoutMs)}.`,
-        { details: { timeoutMs } },
-      );
-    }
+    if (options.signal?.aborted) throw abortedBeforeStart(options.signal);
+    const timeoutMs = resolveExecTimeout(options.timeoutMs, this.spec.timeoutMs);
     const cwdPath = options.cwd ?? ".";
-    const { rel: cwdRel, real: cwd } = await this.resolve(cwdPath);
+    // The root needs no symlink resolution (its real path is known): the common case stays cheap.
+    const { rel: cwdRel, real: cwd } =
+      options.cwd === undefined ? { rel: ".", real: this.state.root.real } : await this.resolve(cwdPath);
     try {
       if (!(await stat(cwd)).isDirectory()) throw fileError("not_a_directory", cwdPath);
     } catch (error) {
@@ -376,48 +445,57 @@ export class HostSandbox implements SandboxV1 {
       host: process.env,
       workspace: this.workspace,
       tmpdir: join(this.state.privateDir, "tmp"),
+      ...(this.config.tools?.path ? { isolatedPath: this.config.tools.path } : {}),
       ...(this.spec.env ? { spec: this.spec.env } : {}),
       ...(options.env ? { exec: options.env } : {}),
     });
     // The process starts in the real directory; PWD gives the shell the path as the workspace names it.
     if (!options.env?.PWD && !this.spec.env?.PWD)
       env.PWD = cwdRel === "." ? this.workspace : join(this.workspace, cwdRel);
-    const [file, ...args] = bubblewrap
-      ? [
-          this.config.bwrapPath,
-          ...bwrapArgs({
-            workspace: this.state.root.real,
-            tmp: join(this.state.privateDir, "tmp"),
-            cwd,
-            command: argv,
-          }),
-        ]
-      : argv;
     const signal = options.signal
       ? AbortSignal.any([options.signal, this.closeController.signal])
       : this.closeController.signal;
-
-    const run = runProcess({
-      file: file!,
-      args,
-      cwd,
+    const common = {
       env,
       ...(options.stdin !== undefined ? { stdin: options.stdin } : {}),
-      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      timeoutMs,
       signal,
       maxOutputBytes: options.maxOutputBytes ?? this.config.maxOutputBytes,
       ...(options.onStdout ? { onStdout: options.onStdout } : {}),
       ...(options.onStderr ? { onStderr: options.onStderr } : {}),
-      onStart: (pgid) => this.groups.add(pgid),
-      onEnd: (pgid) => {
-        // Members that outlive the leader (background jobs) are killed on close; an empty group is forgotten.
-        try {
-          process.kill(-pgid, 0);
-        } catch (error) {
-          if (errnoOf(error) === "ESRCH") this.groups.delete(pgid);
-        }
-      },
-    });
+    };
+
+    let run: Promise<ExecResult>;
+    if (bubblewrap) {
+      const namespace = await this.ensureNamespace();
+      this.ensureOpen();
+      run = namespace.run({ argv, cwd, ...common });
+    } else {
+      const marker = randomUUID();
+      run = runProcess({
+        file: argv[0]!,
+        args: argv.slice(1),
+        cwd,
+        ...common,
+        env: { ...env, [EXEC_MARKER]: marker },
+        marker,
+        onStart: (pgid) => {
+          this.groups.set(pgid, marker);
+          watched.group(pgid);
+        },
+        onEnd: (pgid) => {
+          // Members that outlive the leader (background jobs) are killed on close; an empty group is forgotten.
+          try {
+            process.kill(-pgid, 0);
+          } catch (error) {
+            if (errnoOf(error) === "ESRCH") {
+              this.groups.delete(pgid);
+              watched.forgetGroup(pgid);
+            }
+          }
+        },
+      });
+    }
     this.running.add(run);
     try {
       return await run;
@@ -429,7 +507,7 @@ export class HostSandbox implements SandboxV1 {
       ) {
         throw new SandboxError(
           "sandbox_closed",
-          "The local sandbox was closed while the command ran; its process group was killed.",
+          "The local sandbox was closed while the command ran; every process it started was killed.",
           {
             cause: error,
             details: error.details,

@@ -1,7 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { constants } from "node:os";
-import { type ExecResult, OpenRathError, SandboxError } from "@openrath/core";
+import { type ExecResult, OpenRathError } from "@openrath/core";
 import { OutputBuffer } from "@openrath/core/backend";
+import { killProcessTree } from "./process-tree.js";
+import { abortedBeforeStart, type StopReason, stopError } from "./stop-error.js";
 
 /** What {@link runProcess} runs and how. */
 export interface RunProcessOptions {
@@ -10,8 +12,10 @@ export interface RunProcessOptions {
   readonly cwd: string;
   readonly env: Readonly<Record<string, string>>;
   readonly stdin?: string | Uint8Array;
-  /** Kill the process group after this many milliseconds (`undefined`: never). */
+  /** Kill the process tree after this many milliseconds (`Infinity` or absent: never). */
   readonly timeoutMs?: number;
+  /** The value of the command's marker variable (already in `env`), to find its descendants by. */
+  readonly marker?: string;
   readonly signal?: AbortSignal;
   readonly maxOutputBytes: number;
   readonly onStdout?: (text: string) => void;
@@ -25,18 +29,6 @@ export interface RunProcessOptions {
 /** How long to wait for output pipes after a killed leader exited (a member that left the group may hold them). */
 const PIPE_GRACE_MS = 1000;
 
-/** The longest delay `setTimeout` takes; beyond it Node fires after 1 ms instead. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** Sends SIGKILL to the process group `pgid`, ignoring a group that is already gone. */
-export function killGroup(pgid: number): void {
-  try {
-    process.kill(-pgid, "SIGKILL");
-  } catch {
-    // ESRCH: every member already exited.
-  }
-}
-
 function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
   if (code !== null) return code;
   const number = signal ? constants.signals[signal] : undefined;
@@ -45,24 +37,16 @@ function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number 
 
 /**
  * Runs one command as the leader of a new process group (`detached`, so `setsid`), feeding it
- * `stdin` and collecting its output through {@link OutputBuffer}s. On timeout or abort the whole
- * group is killed with SIGKILL and, once the leader's pipes closed, the promise rejects with
+ * `stdin` and collecting its output through {@link OutputBuffer}s. On timeout or abort its process
+ * tree is killed with SIGKILL (see {@link killProcessTree}) and, once the leader's pipes closed,
+ * the promise rejects with
  * `exec_timeout` or `aborted`, the output so far in the error's details. A command that cannot
  * be started resolves like a shell would: exit code 127 (not found) or 126 (not executable).
  */
 export function runProcess(options: RunProcessOptions): Promise<ExecResult> {
   return new Promise<ExecResult>((resolvePromise, rejectPromise) => {
     if (options.signal?.aborted) {
-      rejectPromise(
-        new SandboxError(
-          "aborted",
-          "The command was not started: the caller's AbortSignal had already fired.",
-          {
-            cause: options.signal.reason,
-            details: { stdout: "", stderr: "" },
-          },
-        ),
-      );
+      rejectPromise(abortedBeforeStart(options.signal));
       return;
     }
     const started = performance.now();
@@ -93,7 +77,7 @@ export function runProcess(options: RunProcessOptions): Promise<ExecResult> {
 
     const pgid = child.pid;
     let settled = false;
-    let reason: "timeout" | "aborted" | undefined;
+    let reason: StopReason | undefined;
     let timer: NodeJS.Timeout | undefined;
     let graceTimer: NodeJS.Timeout | undefined;
 
@@ -103,10 +87,10 @@ export function runProcess(options: RunProcessOptions): Promise<ExecResult> {
       options.signal?.removeEventListener("abort", onAbort);
     };
 
-    const kill = (why: "timeout" | "aborted") => {
+    const kill = (why: StopReason) => {
       if (settled || reason) return;
       reason = why;
-      if (pgid !== undefined) killGroup(pgid);
+      if (pgid !== undefined) killProcessTree(pgid, options.marker);
       child.kill("SIGKILL");
       // The leader is dead within moments; if something outside the group keeps the pipes open,
       // stop waiting for them after a grace period.
@@ -131,22 +115,13 @@ export function runProcess(options: RunProcessOptions): Promise<ExecResult> {
       const out = stdout.text();
       const err = stderr.text();
       if (reason) {
-        const timedOut = reason === "timeout";
         rejectPromise(
-          new SandboxError(
-            timedOut ? "exec_timeout" : "aborted",
-            timedOut
-              ? `The command ${JSON.stringify(options.file)} ran longer than its ${options.timeoutMs} ms timeout; its process group was killed. Raise timeoutMs or make the command finish sooner.`
-              : `The command ${JSON.stringify(options.file)} was aborted by the caller's AbortSignal; its process group was killed.`,
-            {
-              cause: timedOut ? undefined : options.signal?.reason,
-              details: {
-                stdout: out,
-                stderr: err,
-                durationMs,
-                ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-              },
-            },
+          stopError(
+            reason,
+            JSON.stringify(options.file),
+            options.timeoutMs ?? Number.POSITIVE_INFINITY,
+            { stdout: out, stderr: err, durationMs },
+            options.signal?.reason,
           ),
         );
         return;
@@ -183,9 +158,8 @@ export function runProcess(options: RunProcessOptions): Promise<ExecResult> {
 
     child.on("close", (code: number | null, signal: NodeJS.Signals | null) => finish(code, signal));
 
-    if (options.timeoutMs !== undefined && options.timeoutMs <= MAX_TIMER_MS) {
+    if (options.timeoutMs !== undefined && Number.isFinite(options.timeoutMs))
       timer = setTimeout(() => kill("timeout"), options.timeoutMs);
-    }
     options.signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
