@@ -114,16 +114,19 @@ export async function putObject(
   let sourceError: unknown;
   const rest = Readable.from(
     (async function* () {
-      try {
-        while (head.length > 0) yield head.shift()!;
-        for (;;) {
-          const next = await iterator.next();
-          if (next.done) return;
-          yield next.value;
+      while (head.length > 0) yield head.shift()!;
+      for (;;) {
+        let next: IteratorResult<Uint8Array>;
+        try {
+          next = await iterator.next();
+        } catch (error) {
+          // Only the body's own failures; an error thrown in at a yield is the upload tearing the
+          // stream down, and the upload's error says why.
+          sourceError = error;
+          throw error;
         }
-      } catch (error) {
-        sourceError = error;
-        throw error;
+        if (next.done) return;
+        yield next.value;
       }
     })(),
     { objectMode: false },
@@ -149,6 +152,8 @@ export async function putObject(
     await upload.done();
   } catch (error) {
     rest.destroy();
+    // Release the caller's body (not awaited: a body that never yields again must not hang us).
+    iterator.return?.(undefined)?.catch(() => {});
     // The body's own failure (a digest mismatch, an abort, a broken source) is the real cause;
     // lib-storage may report the failure of its clean-up request instead.
     if (sourceError !== undefined) throw sourceError;
