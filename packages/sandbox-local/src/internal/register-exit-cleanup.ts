@@ -76,7 +76,7 @@ while IFS= read -r line; do
     x) exit 0 ;;
   esac
 done
-for g in $groups; do kill -9 -- "-$g" 2>/dev/null; done
+for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
 IFS=$nl
 for d in $dirs; do [ -n "$d" ] && rm -rf -- "$d"; done
 exit 0
