@@ -5,6 +5,7 @@ export default libraryConfig(
     index: "src/index.ts",
     sandbox: "src/sandbox/index.ts",
     memory: "src/memory/index.ts",
+    "memory-writer": "src/memory/writer.ts",
     provider: "src/provider/index.ts",
     artifacts: "src/artifacts/index.ts",
   },

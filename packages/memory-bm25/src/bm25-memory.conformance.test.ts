@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describeMemoryConformance } from "@openrath/testing/memory";
 import { afterAll } from "vitest";
 import { bm25Memory } from "./bm25-memory.js";
@@ -24,7 +25,17 @@ describeMemoryConformance({
   capabilities: { ...inMemory.capabilities, persistence: false, sharedWriters: false },
 });
 
-const onDisk = bm25Memory({ flushDelayMs: 20 });
+/** The child process the crash-survival test kills: `src/testing/crash-writer.ts` through tsx. */
+const crashWriter =
+  (path: () => string, durability: "fsync" | "write" = "fsync") =>
+  () => ({
+    command: process.execPath,
+    args: ["--conditions=@openrath/source", "--import", "tsx", "src/testing/crash-writer.ts"],
+    cwd: fileURLToPath(new URL("..", import.meta.url)),
+    env: { BM25_CRASH_DIR: path(), BM25_DURABILITY: durability },
+  });
+
+const onDisk = bm25Memory();
 let dir = "";
 describeMemoryConformance({
   name: "bm25 (directory)",
@@ -34,11 +45,26 @@ describeMemoryConformance({
   },
   reopen: () => onDisk.open({ path: dir }),
   capabilities: onDisk.capabilities,
+  crashWriter: crashWriter(() => dir),
+});
+
+// Durability "write" (no fsync) still survives a crash of the process.
+const unsynced = bm25Memory({ durability: "write" });
+let unsyncedDir = "";
+describeMemoryConformance({
+  name: "bm25 (directory, durability write)",
+  create: () => {
+    unsyncedDir = freshDir();
+    return unsynced.open({ path: unsyncedDir });
+  },
+  reopen: () => unsynced.open({ path: unsyncedDir }),
+  capabilities: unsynced.capabilities,
+  crashWriter: crashWriter(() => unsyncedDir, { BM25_DURABILITY: "write" }),
 });
 
 // Letter counts of any two English sentences are similar (cosine ~0.7), so only near-anagrams
 // count as vector matches here; real embeddings work with the default minSimilarity.
-const hybrid = bm25Memory({ embed: letterEmbed, minSimilarity: 0.95, flushDelayMs: 20 });
+const hybrid = bm25Memory({ embed: letterEmbed, minSimilarity: 0.95 });
 let hybridDir = "";
 describeMemoryConformance({
   name: "bm25 (directory, hybrid with letter-count embeddings)",
@@ -48,6 +74,7 @@ describeMemoryConformance({
   },
   reopen: () => hybrid.open({ path: hybridDir }),
   capabilities: hybrid.capabilities,
+  crashWriter: crashWriter(() => hybridDir, { BM25_EMBED: "letters" }),
   // Anagrams: no shared word, the same letters, so letter-count vectors find one from the other.
   paraphrase: { text: "A gentleman.", query: "elegant man" },
 });

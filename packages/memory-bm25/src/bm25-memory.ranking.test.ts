@@ -19,10 +19,12 @@ const order = (hits: MemoryHit[]) => hits.map((hit) => hit.entry.text);
 describe("BM25 ranking", () => {
   it("k1 changes the ranking: low k1 saturates term frequency, high k1 rewards repeats", async () => {
     const texts = ["apple apple apple apple pie crust", "apple pie", "kiwi tart", "plum jam"];
-    const saturated = await ranking({ k1: 0.01 }, texts, "apple");
-    const linear = await ranking({ k1: 5 }, texts, "apple");
-    expect(order(saturated)[0]).toBe("apple pie");
+    const saturated = await ranking({ k1: 0.01, b: 0 }, texts, "apple");
+    const linear = await ranking({ k1: 5, b: 0 }, texts, "apple");
+    // Saturated, four repeats count (almost) as one: the two scores are within 1%.
+    expect(saturated[0]!.score / saturated[1]!.score).toBeLessThan(1.01);
     expect(order(linear)[0]).toBe("apple apple apple apple pie crust");
+    expect(linear[0]!.score / linear[1]!.score).toBeGreaterThan(1.5);
   });
 
   it("b changes the ranking: b = 0 ignores length, b = 1 normalizes by it", async () => {
@@ -42,9 +44,48 @@ describe("BM25 ranking", () => {
     for (const hit of hits) expect(hit.score).toBeGreaterThan(0);
   });
 
-  it("matches whole tokens only: a query word does not match words it is a prefix of", async () => {
-    const hits = await ranking({}, ["category theory", "a cat on the mat"], "cat");
-    expect(order(hits)).toEqual(["a cat on the mat"]);
+  it("a query word also matches words it is a prefix of, ranked below the word itself; prefix: false turns that off", async () => {
+    const texts = ["category theory", "a cat on the mat", "dog days"];
+    expect(order(await ranking({}, texts, "cat"))).toEqual(["a cat on the mat", "category theory"]);
+    expect(order(await ranking({ prefix: false }, texts, "cat"))).toEqual(["a cat on the mat"]);
+  });
+
+  it("a misspelt word finds the word a typo away; fuzzy: false turns that off", async () => {
+    const texts = ["the calendar for March", "a colander in the kitchen", "dog days"];
+    expect(order(await ranking({}, texts, "calender"))[0]).toBe("the calendar for March");
+    expect(order(await ranking({}, texts, "kitcehn"))).toEqual(["a colander in the kitchen"]);
+    expect(await ranking({ fuzzy: false }, texts, "kitcehn")).toEqual([]);
+  });
+
+  it("other forms of a word match through stemming; stemming: false turns that off", async () => {
+    const texts = ["The spare battery is in the drawer", "Les réunions du lundi", "dog days"];
+    expect(order(await ranking({}, texts, "batteries"))).toEqual(["The spare battery is in the drawer"]);
+    expect(order(await ranking({}, texts, "réunion"))).toEqual(["Les réunions du lundi"]);
+    expect(await ranking({ stemming: false, prefix: false, fuzzy: false }, texts, "batteries")).toEqual([]);
+  });
+
+  it("identifier parts match: user name finds getUserName; identifiers: false turns that off", async () => {
+    const texts = ["call getUserName() before rendering", "the user picks a name later", "dog days"];
+    expect(order(await ranking({}, texts, "getUserName"))[0]).toBe("call getUserName() before rendering");
+    expect(order(await ranking({}, texts, "user name"))).toContain("call getUserName() before rendering");
+    const off = await ranking({ identifiers: false, prefix: false, fuzzy: false }, texts, "user name");
+    expect(order(off)).toEqual(["the user picks a name later"]);
+  });
+
+  it("a CJK entry is not pushed down by its n-grams: length counts words (lengthUnit)", async () => {
+    const texts = [
+      "東京タワーは赤くて高い観光名所です",
+      "Tokyo tower 東京 tower tower tower tower tower tower tower",
+    ];
+    const words = await ranking({}, texts, "東京");
+    const terms = await ranking({ lengthUnit: "terms" }, texts, "東京");
+    const japaneseScore = (hits: MemoryHit[]) =>
+      hits.find((h) => h.entry.text.startsWith("東京タワー"))!.score;
+    const otherScore = (hits: MemoryHit[]) => hits.find((h) => h.entry.text.startsWith("Tokyo"))!.score;
+    expect(japaneseScore(words) / otherScore(words)).toBeGreaterThan(
+      japaneseScore(terms) / otherScore(terms),
+    );
+    expect(order(words)[0]).toBe("東京タワーは赤くて高い観光名所です");
   });
 
   it("never returns a zero-score hit: a query without indexable tokens finds nothing", async () => {

@@ -20,7 +20,7 @@ function tempDir(): string {
   return dir;
 }
 
-const backend = bm25Memory({ flushDelayMs: 10_000 });
+const backend = bm25Memory();
 async function openAt(path: string, scope = { tenant: "acme" }): Promise<Bm25Memory> {
   const memory = await backend.open({ path, scope });
   open.push(memory);
@@ -124,16 +124,13 @@ describe("one store per directory in a process", () => {
 
   it("handles may rank differently (k1 and b are per handle)", async () => {
     const dir = tempDir();
-    const a = await bm25Memory({ k1: 0.01 }).open({ path: dir });
-    const b = await bm25Memory({ k1: 5 }).open({ path: dir });
+    const a = await bm25Memory({ b: 1 }).open({ path: dir });
+    const b = await bm25Memory({ b: 0 }).open({ path: dir });
     open.push(a, b);
-    await a.remember([
-      { text: "apple apple apple apple pie crust" },
-      { text: "apple pie" },
-      { text: "kiwi" },
-    ]);
-    expect((await a.recall("apple"))[0]!.entry.text).toBe("apple pie");
-    expect((await b.recall("apple"))[0]!.entry.text).toBe("apple apple apple apple pie crust");
+    const long = `zebra zebra ${"grass ".repeat(30)}`.trim();
+    await a.remember([{ text: long }, { text: "zebra crossing" }, { text: "kiwi" }]);
+    expect((await a.recall("zebra"))[0]!.entry.text).toBe("zebra crossing");
+    expect((await b.recall("zebra"))[0]!.entry.text).toBe(long);
   });
 
   it("stores without a path are separate", async () => {

@@ -41,7 +41,7 @@ describe("bm25Memory descriptor", () => {
       { minSimilarity: 0 },
       { stopWords: "the" },
       { onCorrupt: "ignore" },
-      { flushDelayMs: -5 },
+      { durability: "sometimes" },
       { embedBatchSize: 0 },
       { colour: "blue" },
     ]) {

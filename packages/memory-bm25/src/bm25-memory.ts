@@ -7,6 +7,7 @@ import {
 } from "@openrath/core";
 import { Bm25MemoryHandle } from "./internal/bm25-memory-handle.js";
 import { Bm25Store } from "./internal/bm25-store.js";
+import type { StemLanguage } from "./internal/language.js";
 import { leaseStore } from "./internal/lease-store.js";
 import {
   type EmbedFunction,
@@ -34,6 +35,9 @@ export type Bm25SearchMode = SearchMode;
 
 /** A problem the store recovered from, reported through {@link Bm25MemoryOptions.onWarning}. */
 export type Bm25MemoryWarning = Warning;
+
+/** A language with a stemmer, for {@link Bm25MemoryOptions.stemming}. */
+export type Bm25StemLanguage = StemLanguage;
 
 /** What `memory: "bm25"` (or `backend.open(spec)`) takes. Every field is optional; `undefined` means `{}`. */
 export interface Bm25MemorySpec {
@@ -68,11 +72,11 @@ export interface Bm25MemoryOptions {
   readonly embedBatchSize?: number;
   /** Ranking (default `hybrid` with `embed`, `fulltext` without). `vector` and `hybrid` need `embed`. */
   readonly search?: Bm25SearchMode;
-  /** BM25 term-frequency saturation k1 (default 1.2; Orama's `relevance.k`). */
+  /** BM25 term-frequency saturation k1 (default 1.2). Lower: repeats matter less. */
   readonly k1?: number;
   /** BM25 document-length normalization b, from 0 (none) to 1 (full) (default 0.75). */
   readonly b?: number;
-  /** Orama's BM25 frequency-normalization lower bound d (default 0.5; 0 gives classic BM25). */
+  /** BM25+ lower bound δ added to every matching term's score (default 0.5; 0 gives classic BM25). */
   readonly d?: number;
   /** Least cosine similarity for a vector hit, in (0, 1] (default 0.3). */
   readonly minSimilarity?: number;
@@ -80,8 +84,53 @@ export interface Bm25MemoryOptions {
   readonly hybridWeights?: { readonly text: number; readonly vector: number };
   /** Words never indexed nor searched (default none). Changing them re-indexes a saved store on open. */
   readonly stopWords?: readonly string[];
-  /** How long after a change the snapshot is saved, in milliseconds (default 200). Close always saves. */
-  readonly flushDelayMs?: number;
+  /**
+   * Stemming, so that other forms of a word match (`batteries` finds `battery`, `réunions` finds
+   * `réunion`, `встречи` finds `встреча`): `"auto"` (default) stems with English, French, German,
+   * Spanish, Italian, Portuguese, Dutch, Russian and Greek Snowball stemmers (`@orama/stemmers`);
+   * a list picks the languages; `false` turns stemming off. An entry is stemmed in the language
+   * its function words point to (every enabled language of its script when none stands out); a
+   * query word in every enabled language of its script. Changing it re-indexes a saved store.
+   */
+  readonly stemming?: "auto" | false | readonly Bm25StemLanguage[];
+  /**
+   * Also index identifiers in parts split at case changes and letter–digit boundaries
+   * (`getUserName` → get, user, name; `utf8` → utf, 8) besides the parts between `_`, `.`, `-`
+   * and `'`, which are always indexed (default true). Changing it re-indexes a saved store.
+   */
+  readonly identifiers?: boolean;
+  /**
+   * How an entry's length is counted for BM25's length normalization: `"words"` (default: a word
+   * per word, a CJK word as `Intl.Segmenter` cuts it, so the extra CJK unigrams and bigrams, stems
+   * and identifier parts do not make an entry look long) or `"terms"` (every indexed term, which
+   * pushes CJK entries down). Changing it re-indexes a saved store.
+   */
+  readonly lengthUnit?: "words" | "terms";
+  /**
+   * Query words of at least 3 letters also match terms they are a prefix of (`deploy` finds
+   * `deployment`), the shortest 8, at a weight of 0.5 × word length / term length (default true).
+   */
+  readonly prefix?: boolean;
+  /**
+   * A query word that matches nothing as it is or by its stems also matches terms a typo away:
+   * 1 edit (insertion, deletion, substitution, swap of neighbours) from 4 letters, 2 from 8; the 4
+   * closest, at weight 0.5 (1 edit) or 0.3 (2 edits) (default true).
+   */
+  readonly fuzzy?: boolean;
+  /**
+   * What an acknowledged `remember`, `commit` or `forget` survives. `"fsync"` (default): its
+   * change-log batch is fsynced before the call resolves, so it survives a crash of the process and
+   * of the machine (one fsync per call). `"write"`: the batch is written to the log but not
+   * fsynced, so it survives a crash of the process (kill -9) but may be lost if the machine loses
+   * power before the operating system writes it out; much faster for many small calls.
+   */
+  readonly durability?: "fsync" | "write";
+  /**
+   * The change log is compacted into a new snapshot once it holds more than this many bytes and
+   * more than an eighth of the snapshot's size (default 4 MiB), so a change costs disk writes in
+   * proportion to its size, amortized. `close()` and `flush()` always compact.
+   */
+  readonly compactLogBytes?: number;
   /**
    * What opening a store whose `memory.json` is corrupt does: `throw` (default) a `memory_corrupt`
    * error and leave both files alone, or `use-backup`: load `memory.json.bak`, keep the corrupt
@@ -96,16 +145,18 @@ export interface Bm25MemoryOptions {
 export interface Bm25Memory extends MemoryV1 {
   /** The store's canonical directory, `undefined` for a store in memory. */
   readonly directory: string | undefined;
-  /** Saves pending changes now instead of after `flushDelayMs` (no-op in memory). */
+  /** Compacts the change log into a new snapshot now (no-op in memory). Acknowledged changes are durable without it. */
   flush(): Promise<void>;
 }
 
 /**
- * The `bm25` memory backend: entries in an [Orama](https://orama.com) index, recalled by BM25 with
- * Unicode-aware tokens (any script; CJK through word segmentation plus character bigrams; accents
- * folded), optionally by embeddings (vector or hybrid). With `spec.path` the store is saved to
- * `<path>/memory.json` atomically, with a backup of the previous snapshot, shortly after each change
- * and on close; without a path it lives in memory.
+ * The `bm25` memory backend: entries in a full-text index of its own, recalled by BM25+ with
+ * Unicode-aware terms (any script; CJK through word segmentation plus character n-grams; accents
+ * folded; stems, identifier parts, prefixes and typos), top-k with MaxScore pruning, optionally by
+ * embeddings (vector or hybrid, the vectors in [Orama](https://orama.com)). With `spec.path` every
+ * acknowledged change is in an append-only change log (fsynced, by default) before the call
+ * resolves, and the log is compacted into the snapshot `<path>/memory.json`, written atomically
+ * with a backup of the previous one; without a path the store lives in memory.
  *
  * Capabilities: `vectorSearch` when `embed` is given; `persistence: true` (for stores opened with a
  * `path`); `sharedWriters: true` (handles on one directory within one process share one store, so
@@ -166,5 +217,7 @@ declare module "@openrath/core" {
   interface MemoryBackends {
     /** Local BM25 (+ optional vector) memory on Orama (`@openrath/memory-bm25`). */
     bm25: Bm25MemorySpec | undefined;
+    /** The same backend under the key `local`, registered by `@openrath/memory-bm25/register`. */
+    local: Bm25MemorySpec | undefined;
   }
 }

@@ -26,9 +26,7 @@ function tempDir(): string {
 }
 
 async function store(options: Bm25MemoryOptions, path?: string): Promise<Bm25Memory> {
-  const memory = await bm25Memory({ flushDelayMs: 10_000, ...options }).open(
-    path === undefined ? undefined : { path },
-  );
+  const memory = await bm25Memory({ ...options }).open(path === undefined ? undefined : { path });
   open.push(memory);
   return memory;
 }

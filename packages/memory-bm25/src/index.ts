@@ -5,5 +5,6 @@ export {
   type Bm25MemorySpec,
   type Bm25MemoryWarning,
   type Bm25SearchMode,
+  type Bm25StemLanguage,
   bm25Memory,
 } from "./bm25-memory.js";

@@ -1,7 +1,8 @@
 import { type MemoryScope, OpenRathError } from "@openrath/core";
 import { normalizeScope } from "@openrath/core/backend";
-import type { Relevance } from "./orama-index.js";
-import { normalizeText, TOKENIZER_VERSION } from "./tokenize.js";
+import { DEFAULT_STEM_LANGUAGES, STEM_LANGUAGES, type StemLanguage } from "./language.js";
+import { type AnalyzerSettings, normalizeText, TOKENIZER_VERSION } from "./tokenize.js";
+import type { Relevance } from "./top-k.js";
 
 /** Turns texts into vectors, one per text, all of one size. */
 export type EmbedFunction = (texts: string[]) => Promise<number[][]>;
@@ -13,16 +14,34 @@ export type SearchMode = "fulltext" | "vector" | "hybrid";
 export interface Warning {
   /**
    * `backup_loaded` (the main snapshot was missing or corrupt and `<file>.bak` was loaded),
-   * `temp_files_removed` (a crashed writer's temporary files were deleted), `reindexed` (the
-   * snapshot was written by another tokenizer or embedding model and was re-indexed),
-   * `flush_failed` (a background save failed; the next save retries), `embed_failed` (a hybrid
-   * recall fell back to full-text ranking because `embed` failed).
+   * `temp_files_removed` (a crashed writer's temporary files were deleted), `log_repaired` (the
+   * change log ended in a write a crash interrupted, never acknowledged; it was cut off),
+   * `reindexed` (the snapshot was written by another analyzer or embedding model and was
+   * re-indexed), `compaction_failed` (writing a snapshot from the change log failed; the log keeps
+   * every change and the next compaction retries), `embed_failed` (a hybrid recall fell back to
+   * full-text ranking because `embed` failed).
    */
-  readonly code: "backup_loaded" | "temp_files_removed" | "reindexed" | "flush_failed" | "embed_failed";
+  readonly code:
+    | "backup_loaded"
+    | "temp_files_removed"
+    | "log_repaired"
+    | "reindexed"
+    | "compaction_failed"
+    | "embed_failed";
   readonly message: string;
   /** The snapshot file concerned, if any. */
   readonly file?: string;
   readonly cause?: unknown;
+}
+
+/** How query words also match other terms; per handle, as ranking is. */
+export interface Matching {
+  /** Weight of a word's stems (its other forms), relative to the word itself. */
+  readonly stemWeight: number;
+  /** Completions of a query word of at least 3 letters (`deploy` → `deployment`), weighted by length. */
+  readonly prefix: boolean;
+  /** Terms a typo away from a query word that matches nothing: 1 edit from 4 letters, 2 from 8. */
+  readonly fuzzy: boolean;
 }
 
 /** The parsed factory options. */
@@ -35,9 +54,14 @@ export interface Settings {
   readonly minSimilarity: number;
   readonly hybridWeights: { readonly text: number; readonly vector: number };
   readonly stopWords: ReadonlySet<string>;
-  /** {@link TOKENIZER_VERSION} plus the stop words: snapshots made with another one are re-indexed. */
+  readonly analyzer: AnalyzerSettings;
+  readonly matching: Matching;
+  /** {@link TOKENIZER_VERSION} plus the analyzer settings: snapshots made with another one are re-indexed. */
   readonly tokenizer: string;
-  readonly flushDelayMs: number;
+  /** `fsync`: every batch is fsynced before it is acknowledged; `write`: written, not fsynced. */
+  readonly durability: "fsync" | "write";
+  /** The change log is compacted into the snapshot once it holds more than this many bytes (and more than 1/8 of the snapshot). */
+  readonly compactLogBytes: number;
   readonly onCorrupt: "throw" | "use-backup";
   readonly onWarning: (warning: Warning) => void;
 }
@@ -85,7 +109,13 @@ const KNOWN_OPTIONS = new Set([
   "minSimilarity",
   "hybridWeights",
   "stopWords",
-  "flushDelayMs",
+  "stemming",
+  "identifiers",
+  "lengthUnit",
+  "prefix",
+  "fuzzy",
+  "durability",
+  "compactLogBytes",
   "onCorrupt",
   "onWarning",
 ]);
@@ -174,6 +204,36 @@ export function parseSettings(raw: unknown): Settings {
   if (typeof onWarning !== "function") {
     throw invalid(`bm25Memory option "onWarning" must be a function.`, { option: "onWarning" });
   }
+  const stemming = parseStemming(options.stemming);
+  const identifiers = flag(options, "identifiers", true);
+  const lengthUnit = options.lengthUnit ?? "words";
+  if (lengthUnit !== "words" && lengthUnit !== "terms") {
+    throw invalid(
+      `bm25Memory option "lengthUnit" must be "words" or "terms", got ${JSON.stringify(lengthUnit)}.`,
+      {
+        option: "lengthUnit",
+        value: lengthUnit,
+      },
+    );
+  }
+  const durability = options.durability ?? "fsync";
+  if (durability !== "fsync" && durability !== "write") {
+    throw invalid(
+      `bm25Memory option "durability" must be "fsync" or "write", got ${JSON.stringify(durability)}.`,
+      {
+        option: "durability",
+        value: durability,
+      },
+    );
+  }
+  const analyzer: AnalyzerSettings = { stemming: new Set(stemming), identifiers, lengthUnit, stopWords };
+  const tokenizer = [
+    TOKENIZER_VERSION,
+    `stem:${stemming.length === 0 ? "none" : [...stemming].sort().join(",")}`,
+    `ids:${identifiers ? 1 : 0}`,
+    `length:${lengthUnit}`,
+    ...(stopWords.size === 0 ? [] : [`stop:${[...stopWords].sort().join(",")}`]),
+  ].join("+");
   return {
     embed: embed as EmbedFunction | undefined,
     embedModel: embedModel as string | undefined,
@@ -186,21 +246,55 @@ export function parseSettings(raw: unknown): Settings {
     ),
     search,
     relevance: {
-      k: number(options, "k1", 1.2, (v) => v >= 0, "a number >= 0"),
+      k1: number(options, "k1", 1.2, (v) => v >= 0, "a number >= 0"),
       b: number(options, "b", 0.75, (v) => v >= 0 && v <= 1, "a number from 0 to 1"),
       d: number(options, "d", 0.5, (v) => v >= 0, "a number >= 0"),
     },
     minSimilarity: number(options, "minSimilarity", 0.3, (v) => v > 0 && v <= 1, "a number > 0 and <= 1"),
     hybridWeights: { text: w.text as number, vector: w.vector as number },
     stopWords,
-    tokenizer:
-      stopWords.size === 0
-        ? TOKENIZER_VERSION
-        : `${TOKENIZER_VERSION}+stop:${[...stopWords].sort().join(",")}`,
-    flushDelayMs: number(options, "flushDelayMs", 200, (v) => v >= 0, "a number of milliseconds >= 0"),
+    analyzer,
+    matching: {
+      stemWeight: 0.8,
+      prefix: flag(options, "prefix", true),
+      fuzzy: flag(options, "fuzzy", true),
+    },
+    tokenizer,
+    durability,
+    compactLogBytes: number(
+      options,
+      "compactLogBytes",
+      4 * 1024 * 1024,
+      (v) => Number.isInteger(v) && v >= 0,
+      "a whole number of bytes >= 0",
+    ),
     onCorrupt,
     onWarning: onWarning as (warning: Warning) => void,
   };
+}
+
+function flag(options: Record<string, unknown>, name: string, fallback: boolean): boolean {
+  const value = options[name];
+  if (value === undefined) return fallback;
+  if (typeof value !== "boolean") {
+    throw invalid(`bm25Memory option "${name}" must be true or false, got ${JSON.stringify(value)}.`, {
+      option: name,
+      value,
+    });
+  }
+  return value;
+}
+
+function parseStemming(value: unknown): StemLanguage[] {
+  if (value === undefined || value === "auto") return [...DEFAULT_STEM_LANGUAGES];
+  if (value === false) return [];
+  if (Array.isArray(value) && value.every((v) => (STEM_LANGUAGES as readonly unknown[]).includes(v))) {
+    return [...new Set(value as StemLanguage[])];
+  }
+  throw invalid(
+    `bm25Memory option "stemming" must be "auto", false, or a list of languages (${STEM_LANGUAGES.join(", ")}), got ${JSON.stringify(value)}.`,
+    { option: "stemming", value },
+  );
 }
 
 /**

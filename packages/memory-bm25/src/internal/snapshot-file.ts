@@ -5,12 +5,13 @@ import { basename, dirname, join } from "node:path";
 /** The `format` field every snapshot carries. */
 export const SNAPSHOT_FORMAT = "openrath.memory-bm25";
 /**
- * The newest snapshot layout this package reads and the one it writes. Version 1 held Orama's own
- * saved form as `body`; version 2 holds the compact form of `CompactIndex`. Both are read.
+ * The snapshot layout this package reads and writes: version 3, the compact form of
+ * `CompactIndex` with the change-log generation that follows it. Versions 1 and 2 were only
+ * written by unreleased development builds and are not read.
  */
-export const SNAPSHOT_VERSION = 2;
+export const SNAPSHOT_VERSION = 3;
 
-/** The header of a snapshot file: everything but the Orama data. */
+/** The header of a snapshot file: everything but the index. */
 export interface SnapshotHeader {
   readonly format: typeof SNAPSHOT_FORMAT;
   readonly version: number;
@@ -24,6 +25,8 @@ export interface SnapshotHeader {
   readonly embedModel: string | null;
   /** Number of entries. */
   readonly count: number;
+  /** The change-log generation whose batches come after this snapshot (`memory-<log>.log`). */
+  readonly log: number;
   /** Hex SHA-256 of the JSON text of `body`, as written. */
   readonly sha256: string;
 }
@@ -32,6 +35,8 @@ export interface SnapshotHeader {
 export interface Snapshot {
   readonly header: SnapshotHeader;
   readonly body: unknown;
+  /** Size of the file in bytes. */
+  readonly bytes: number;
 }
 
 /** Why a snapshot file cannot be used. */
@@ -43,6 +48,7 @@ export class SnapshotProblem extends Error {
       | "invalid_json"
       | "not_a_snapshot"
       | "newer_version"
+      | "old_version"
       | "checksum"
       | "invalid_data",
     options?: { cause?: unknown },
@@ -107,6 +113,12 @@ export function decodeSnapshot(data: string | Uint8Array): Snapshot {
       "invalid_data",
     );
   }
+  if (record.version < SNAPSHOT_VERSION) {
+    throw new SnapshotProblem(
+      `it has format version ${record.version}, which only unreleased development builds of @openrath/memory-bm25 wrote; this one reads version ${SNAPSHOT_VERSION} — move the directory away and remember its entries again`,
+      "old_version",
+    );
+  }
   if (record.version > SNAPSHOT_VERSION) {
     throw new SnapshotProblem(
       `it has format version ${record.version}, written by a newer @openrath/memory-bm25; this one reads version ${SNAPSHOT_VERSION} — upgrade the package to open it`,
@@ -132,6 +144,7 @@ export function decodeSnapshot(data: string | Uint8Array): Snapshot {
     ["dimensions", (v) => v === null || (typeof v === "number" && Number.isInteger(v) && v > 0)],
     ["embedModel", (v) => v === null || typeof v === "string"],
     ["count", (v) => typeof v === "number" && Number.isInteger(v) && v >= 0],
+    ["log", (v) => typeof v === "number" && Number.isInteger(v) && v >= 1],
   ];
   for (const [field, valid] of fields) {
     if (!valid(record[field])) {
@@ -142,7 +155,7 @@ export function decodeSnapshot(data: string | Uint8Array): Snapshot {
     }
   }
   const { body, ...header } = record;
-  return { header: header as unknown as SnapshotHeader, body };
+  return { header: header as unknown as SnapshotHeader, body, bytes: bytes.length };
 }
 
 /**
@@ -218,7 +231,8 @@ async function backUp(file: string): Promise<void> {
   }
 }
 
-async function syncDirectory(dir: string): Promise<void> {
+/** Fsyncs directory `dir` (so a created or renamed file in it is durable), where the platform can. */
+export async function syncDirectory(dir: string): Promise<void> {
   try {
     const handle = await open(dir, "r");
     try {

@@ -1,5 +1,20 @@
 import { describe, expect, it } from "vitest";
-import { normalizeText, tokenize } from "./tokenize.js";
+import { DEFAULT_STEM_LANGUAGES } from "./language.js";
+import { type AnalyzerSettings, analyze, analyzeQuery, normalizeText } from "./tokenize.js";
+
+/** Words and their parts only: no stemming, no case splitting. */
+const PLAIN: AnalyzerSettings = {
+  stemming: new Set(),
+  identifiers: false,
+  lengthUnit: "words",
+  stopWords: new Set(),
+};
+const FULL: AnalyzerSettings = { ...PLAIN, stemming: new Set(DEFAULT_STEM_LANGUAGES), identifiers: true };
+
+function tokenize(text: string, mode: "index" | "query", stopWords?: ReadonlySet<string>): string[] {
+  const settings = stopWords ? { ...PLAIN, stopWords } : PLAIN;
+  return mode === "index" ? analyze(text, settings).terms : analyzeQuery(text, settings).map((t) => t.term);
+}
 
 describe("normalizeText", () => {
   it("lower-cases, applies NFKC and strips Latin, Greek and Cyrillic diacritics", () => {
@@ -53,7 +68,6 @@ describe("tokenize", () => {
       "bar",
       "don't",
       "don",
-      "t",
       "3.14",
       "3",
       "14",
@@ -107,8 +121,65 @@ describe("tokenize", () => {
     const started = performance.now();
     const tokens = tokenize(text, "index");
     expect(performance.now() - started).toBeLessThan(5_000);
-    expect(tokens).toEqual(words);
+    expect(tokens).toEqual(
+      words.flatMap((w) => [w, w.replace(/\d+$/, ""), w.replace(/^word/, "")]).filter((t, i) => i % 3 === 0),
+    );
     const chinese = "我喜欢喝咖啡".repeat(500);
     expect(tokenize(chinese, "index").filter((t) => t === "咖啡")).toHaveLength(500);
+  });
+
+  it("indexes a CJK text of 200,000 characters without overflowing the stack", () => {
+    const text = "我喜欢喝咖啡和茶叶".repeat(22_300);
+    const { terms, length } = analyze(text, FULL);
+    expect(terms.length).toBeGreaterThan(400_000);
+    expect(length).toBeGreaterThan(0);
+    expect(analyzeQuery(text.slice(0, 50_000), FULL).length).toBeGreaterThan(0);
+  });
+});
+
+describe("analyze: stems, identifiers and lengths", () => {
+  it("adds stems in the entry's language as extra terms and counts words, not terms", () => {
+    const english = analyze("The batteries of the drones were charged", FULL);
+    expect(english.terms).toEqual(
+      expect.arrayContaining(["batteries", "batteri", "drones", "drone", "charged", "charg"]),
+    );
+    expect(english.length).toBe(7);
+    const french = analyze("Les réunions de la semaine sont annulées", FULL);
+    expect(french.terms).toEqual(expect.arrayContaining(["reunions", "reunion"]));
+    expect(analyze("Встречи перенесены на пятницу", FULL).terms).toEqual(
+      expect.arrayContaining(["встречи", "встреч"]),
+    );
+  });
+
+  it("stems a query word in every enabled language of its script", () => {
+    const [term] = analyzeQuery("réunions", FULL);
+    expect(term!.term).toBe("reunions");
+    expect(term!.stems).toContain("reunion");
+    expect(analyzeQuery("42", FULL)[0]!.expandable).toBe(false);
+  });
+
+  it("splits identifiers at case changes and letter-digit boundaries, and paths at separators", () => {
+    expect(analyze("getUserName", FULL).terms).toEqual(
+      expect.arrayContaining(["getusername", "get", "user", "name"]),
+    );
+    expect(analyze("XMLHttpRequest", FULL).terms).toEqual(
+      expect.arrayContaining(["xmlhttprequest", "xml", "http", "request"]),
+    );
+    expect(analyze("max_retry_count", FULL).terms).toEqual(
+      expect.arrayContaining(["max_retry_count", "max", "retry", "count"]),
+    );
+    expect(analyze("src/memory/bm25-store.ts", FULL).terms).toEqual(
+      expect.arrayContaining(["src", "memory", "bm25", "store.ts", "store", "ts"]),
+    );
+    expect(analyze("utf8", FULL).terms).toEqual(expect.arrayContaining(["utf8", "utf", "8"]));
+    expect(analyze("getUserName", { ...FULL, identifiers: false }).terms).not.toContain("user");
+    expect(analyze("getUserName", FULL).length).toBe(1);
+  });
+
+  it("counts a CJK entry's length in words, not in its unigrams and bigrams (unless asked to)", () => {
+    const japanese = analyze("東京タワーは赤い", FULL);
+    expect(japanese.terms.length).toBeGreaterThan(10);
+    expect(japanese.length).toBeLessThan(6);
+    expect(analyze("東京タワーは赤い", { ...FULL, lengthUnit: "terms" }).length).toBe(japanese.terms.length);
   });
 });

@@ -99,7 +99,7 @@ export function capabilitiesSuite(context: MemorySuiteContext): void {
         expect(seenByA.map((hit) => hit.entry.id).sort(), "handle a does not see b's write").toEqual(
           [fromA!.id, fromB!.id].sort(),
         );
-        expect(await b.forget({ ids: [fromA!.id] })).toBe(1);
+        expect(await b.forget({ ids: [fromA!.id], scope })).toBe(1);
         const afterForget = await a.recall("gate code", { scope });
         expect(
           afterForget.map((hit) => hit.entry.id),

@@ -31,7 +31,7 @@ export function concurrencySuite(context: MemorySuiteContext): void {
         Array.from({ length: 5 }, (_, i) => ({ text: `doomed entry ${i}`, scope })),
       );
       const [removed, added] = await Promise.all([
-        memory.forget({ ids: doomed.map((entry) => entry.id) }),
+        memory.forget({ ids: doomed.map((entry) => entry.id), scope }),
         Promise.all(
           Array.from({ length: 5 }, (_, i) => memory.remember({ text: `fresh entry ${i}`, scope })),
         ),

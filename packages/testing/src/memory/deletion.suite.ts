@@ -4,9 +4,9 @@ import { defineGroup } from "./internal/define-group.js";
 import type { MemorySuiteContext } from "./suite-context.js";
 
 /**
- * Deletion: `forget({ ids })` returns how many entries it removed and they are gone from recall;
- * unknown, repeated and already forgotten ids count nothing; a forgotten text can be remembered
- * again.
+ * Deletion: `forget({ ids, scope })` returns how many entries it removed and they are gone from
+ * recall; unknown, repeated and already forgotten ids count nothing; a forgotten text can be
+ * remembered again. (Ids across scopes: see the id semantics group.)
  */
 export function deletionSuite(context: MemorySuiteContext): void {
   defineGroup(context, "deletion", (group) => {
@@ -18,7 +18,8 @@ export function deletionSuite(context: MemorySuiteContext): void {
         { text: "Parcel two goes to Porto.", scope },
         { text: "Parcel three goes to Faro.", scope: { tenant: "acme" } },
       ]);
-      expect(await memory.forget({ ids: [a!.id, c!.id] })).toBe(2);
+      expect(await memory.forget({ ids: [a!.id, c!.id], scope })).toBe(1);
+      expect(await memory.forget({ ids: [c!.id], scope: { tenant: "acme" } })).toBe(1);
       const hits = await memory.recall("parcel", { scope, topK: 10 });
       expect(ids(hits), `hits: ${showHits(hits)}`).toEqual([b!.id]);
     });
@@ -39,8 +40,9 @@ export function deletionSuite(context: MemorySuiteContext): void {
         { text: "Token alpha expires soon." },
         { text: "Token beta expires later." },
       ]);
-      expect(await memory.forget({ ids: [first!.id, first!.id, "no-such-entry"] })).toBe(1);
-      expect(await memory.forget({ ids: [first!.id] }), "forgetting an already forgotten id").toBe(0);
+      const scope = first!.scope;
+      expect(await memory.forget({ ids: [first!.id, first!.id, "no-such-entry"], scope })).toBe(1);
+      expect(await memory.forget({ ids: [first!.id], scope }), "forgetting an already forgotten id").toBe(0);
       const hits = await memory.recall("token expires", { scope: second!.scope, topK: 10 });
       expect(ids(hits)).toEqual([second!.id]);
     });
@@ -48,7 +50,7 @@ export function deletionSuite(context: MemorySuiteContext): void {
     group.test("a forgotten text can be remembered again", async () => {
       const memory = await group.open();
       const [entry] = await memory.remember({ text: "The spare key is under the mat." });
-      expect(await memory.forget({ ids: [entry!.id] })).toBe(1);
+      expect(await memory.forget({ ids: [entry!.id], scope: entry!.scope })).toBe(1);
       const [again] = await memory.remember({ text: "The spare key is under the mat." });
       expect(again!.id).toBe(entry!.id);
       const hits = await memory.recall("spare key", { scope: entry!.scope });

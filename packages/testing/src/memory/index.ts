@@ -3,17 +3,20 @@ import { describe, expect, it } from "vitest";
 import { capabilitiesSuite } from "./capabilities.suite.js";
 import { commitSuite } from "./commit.suite.js";
 import { concurrencySuite } from "./concurrency.suite.js";
+import { crashSuite } from "./crash.suite.js";
 import { deletionSuite } from "./deletion.suite.js";
+import { failedWritesSuite } from "./failed-writes.suite.js";
+import { idsSuite } from "./ids.suite.js";
 import { largeEntriesSuite } from "./large-entries.suite.js";
 import { lifecycleSuite } from "./lifecycle.suite.js";
 import { persistenceSuite } from "./persistence.suite.js";
 import { rankingSuite } from "./ranking.suite.js";
 import { rememberRecallSuite } from "./remember-recall.suite.js";
 import { scopesSuite } from "./scopes.suite.js";
-import { createSuiteContext, type MemoryParaphrase } from "./suite-context.js";
+import { type CrashWriterCommand, createSuiteContext, type MemoryParaphrase } from "./suite-context.js";
 import { unicodeSuite } from "./unicode.suite.js";
 
-export type { MemoryParaphrase, MemorySuiteContext } from "./suite-context.js";
+export type { CrashWriterCommand, MemoryParaphrase, MemorySuiteContext } from "./suite-context.js";
 
 /** Options of {@link describeMemoryConformance}. */
 export interface MemoryConformanceOptions {
@@ -42,6 +45,13 @@ export interface MemoryConformanceOptions {
    */
   readonly paraphrase?: MemoryParaphrase;
   /**
+   * Required when `capabilities.persistence` is claimed: the command that starts a process
+   * writing to the store the latest `create` made, by calling `runMemoryWriter(open)` from
+   * `@openrath/testing/memory-writer`. The suite kills it with SIGKILL mid-write and checks that
+   * every entry it acknowledged is there after `reopen`.
+   */
+  readonly crashWriter?: () => CrashWriterCommand;
+  /**
    * Tests to skip, with the reason: a key is a group title (`"unicode"`), a test title, or
    * `"<group> > <test title>"`. A skipped test is registered with `it.skip` and the reason is shown
    * in its title. A key that names no group or test fails the suite, so typos do not go unnoticed.
@@ -53,8 +63,9 @@ export interface MemoryConformanceOptions {
 
 /**
  * Registers the memory conformance suite for one backend: a `describe` block with one group per
- * behaviour (lifecycle, remember and recall, scope isolation, persistence, concurrent writers,
- * ranking, unicode, deletion, large entries, commit, capabilities), each test on a fresh store. Call
+ * behaviour (lifecycle, remember and recall, scope isolation, persistence, crash survival, id
+ * semantics, failed writes, concurrent writers, ranking, unicode, deletion, large entries, commit,
+ * capabilities), each test on a fresh store. Call
  * it at the top level of a `*.conformance.test.ts` file.
  *
  * @example
@@ -87,6 +98,9 @@ export function describeMemoryConformance(options: MemoryConformanceOptions): vo
     rememberRecallSuite(context);
     scopesSuite(context);
     persistenceSuite(context);
+    crashSuite(context);
+    idsSuite(context);
+    failedWritesSuite(context);
     concurrencySuite(context);
     rankingSuite(context);
     unicodeSuite(context);

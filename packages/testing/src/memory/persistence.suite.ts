@@ -62,7 +62,7 @@ export function persistenceSuite(context: MemorySuiteContext): void {
         { text: "Forget by id: the vault code changed.", scope: { tenant: "acme" } },
         { text: "Forget by scope: the vault is in room 12.", scope: { tenant: "acme", user: "bob" } },
       ]);
-      expect(await first.forget({ ids: [byId!.id] })).toBe(1);
+      expect(await first.forget({ ids: [byId!.id], scope: { tenant: "acme" } })).toBe(1);
       expect(await first.forget({ scope: { tenant: "acme", user: "bob" } })).toBe(1);
       await first.close();
 

@@ -1,5 +1,14 @@
 import type { MemoryCapabilities, MemoryV1 } from "@openrath/core";
 
+/** How to start the process the crash-survival test kills: see `describeMemoryConformance`'s `crashWriter`. */
+export interface CrashWriterCommand {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly cwd?: string;
+  /** Added to this process's environment. */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
 /** A paraphrase that shares no term with the text it should find, for checking a `vectorSearch` claim. */
 export interface MemoryParaphrase {
   /** The entry to store, such as `"My car needs new tyres before winter."`. */
@@ -21,6 +30,8 @@ export interface MemorySuiteContext {
   readonly capabilities: MemoryCapabilities;
   /** The caller's paraphrase for the `vectorSearch` claim, if any. */
   readonly paraphrase: MemoryParaphrase | undefined;
+  /** The command starting a writer process on the store the latest `create` made, if given. */
+  readonly crashWriter: (() => CrashWriterCommand) | undefined;
   /** Per-test timeout in milliseconds. */
   readonly timeoutMs: number;
   /**
@@ -37,6 +48,7 @@ export function createSuiteContext(options: {
   readonly reopen?: () => Promise<MemoryV1>;
   readonly capabilities: MemoryCapabilities;
   readonly paraphrase?: MemoryParaphrase;
+  readonly crashWriter?: () => CrashWriterCommand;
   readonly skip?: Readonly<Record<string, string>>;
   readonly timeoutMs?: number;
 }): MemorySuiteContext & { readonly asked: ReadonlySet<string> } {
@@ -47,6 +59,7 @@ export function createSuiteContext(options: {
     reopen: options.reopen,
     capabilities: options.capabilities,
     paraphrase: options.paraphrase,
+    crashWriter: options.crashWriter,
     timeoutMs: options.timeoutMs ?? 30_000,
     asked,
     skipped(title: string) {

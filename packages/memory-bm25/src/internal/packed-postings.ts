@@ -1,0 +1,85 @@
+/**
+ * Postings as snapshots keep them: per term, the entries holding it (as increasing entry numbers)
+ * and how often, packed into one byte string of variable-length numbers. Each entry is the number
+ * `2 × (number − previous number) + (tf > 1)`, followed by `tf` when it is above 1 (the first
+ * previous number is −1). A term's bytes are decoded the first time a query uses it.
+ */
+
+/** Writes postings in the packed form. */
+export class PostingWriter {
+  private bytes = new Uint8Array(1 << 16);
+  private length = 0;
+
+  /** Appends one term's posting (entry numbers increasing); returns its size in bytes. */
+  add(docs: ArrayLike<number>, tfs: ArrayLike<number>, count: number): number {
+    const start = this.length;
+    let previous = -1;
+    for (let k = 0; k < count; k++) {
+      const doc = docs[k]!;
+      const tf = tfs[k]!;
+      this.number((doc - previous) * 2 + (tf > 1 ? 1 : 0));
+      if (tf > 1) this.number(tf);
+      previous = doc;
+    }
+    return this.length - start;
+  }
+
+  /** The bytes written. */
+  finish(): Uint8Array {
+    return this.bytes.subarray(0, this.length);
+  }
+
+  private number(value: number): void {
+    if (this.length + 8 > this.bytes.length) {
+      const grown = new Uint8Array(this.bytes.length * 2);
+      grown.set(this.bytes);
+      this.bytes = grown;
+    }
+    let rest = value;
+    while (rest >= 0x80) {
+      this.bytes[this.length++] = (rest % 128) | 0x80;
+      rest = Math.floor(rest / 128);
+    }
+    this.bytes[this.length++] = rest;
+  }
+}
+
+/**
+ * Decodes `count` entries of one term's posting from `bytes[start, end)` into `docs` and `tfs`.
+ *
+ * @throws {Error} when the bytes do not hold exactly `count` entries below `docLimit`, increasing.
+ */
+export function readPosting(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  count: number,
+  docLimit: number,
+  docs: Int32Array,
+  tfs: Uint32Array,
+): void {
+  let offset = start;
+  let doc = -1;
+  const next = (): number => {
+    let value = 0;
+    let scale = 1;
+    let byte: number;
+    do {
+      if (offset >= end) throw new Error("a posting is truncated");
+      byte = bytes[offset++]!;
+      value += (byte & 0x7f) * scale;
+      scale *= 128;
+    } while (byte >= 0x80);
+    return value;
+  };
+  for (let k = 0; k < count; k++) {
+    const value = next();
+    const delta = Math.floor(value / 2);
+    if (delta < 1) throw new Error("a posting's entries are not increasing");
+    doc += delta;
+    if (doc >= docLimit) throw new Error("a posting names an entry that does not exist");
+    docs[k] = doc;
+    tfs[k] = value % 2 === 1 ? next() : 1;
+  }
+  if (offset !== end) throw new Error("a posting has trailing bytes");
+}
