@@ -17,7 +17,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -205,7 +205,67 @@ const SERVICES = {
     writeFileSync(state, JSON.stringify(known));
     return postgresEnv(known);
   },
+
+  /**
+   * Redis (Debian's redis-server) for the signals tests: 127.0.0.1 on a free port, no persistence
+   * (Redis never holds state here), started detached like dockerd. One that an earlier run left
+   * answering is reused.
+   */
+  async redis() {
+    const state = join(tmpdir(), "openrath-redis.json");
+    if (existsSync(state)) {
+      const known = JSON.parse(readFileSync(state, "utf8"));
+      if (await redisAnswers(known.port)) return redisEnv(known.port);
+    }
+    if (!have("redis-server")) aptInstall("redis-server");
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), "openrath-redis-"));
+    const log = join(dir, "redis.log");
+    const out = openSync(log, "a");
+    const child = spawn(
+      "redis-server",
+      ["--bind", "127.0.0.1", "--port", String(port), "--save", "", "--appendonly", "no", "--dir", dir],
+      { detached: true, stdio: ["ignore", out, out] },
+    );
+    closeSync(out);
+    let exited = "";
+    child.on("error", (error) => (exited = error.message));
+    child.on("exit", (code, signal) => (exited = `redis-server exited (${code ?? signal})`));
+    child.unref();
+    const deadline = Date.now() + 30_000;
+    while (!(await redisAnswers(port))) {
+      if (exited) throw new Error(`${exited}; see ${log}`);
+      if (Date.now() > deadline) throw new Error(`redis-server did not answer within 30 s; see ${log}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    writeFileSync(state, JSON.stringify({ port, pid: child.pid, dir }));
+    return redisEnv(port);
+  },
 };
+
+/** The environment that points the signals tests at the Redis on `port`. */
+function redisEnv(port) {
+  return { OPENRATH_TEST_REDIS_URL: `redis://127.0.0.1:${port}` };
+}
+
+/** Whether a Redis server answers `PING` on 127.0.0.1:`port` (plain RESP, no client library). */
+function redisAnswers(port) {
+  return new Promise((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    let reply = "";
+    const done = (ok) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(2000, () => done(false));
+    socket.once("error", () => done(false));
+    socket.once("connect", () => socket.write("PING\r\n"));
+    socket.on("data", (data) => {
+      reply += data.toString("latin1");
+      if (reply.includes("\r\n")) done(reply.startsWith("+PONG"));
+    });
+  });
+}
 
 /** The directory holding PostgreSQL's server binaries, installing Debian's package when missing. */
 function postgresBin() {
