@@ -8,6 +8,7 @@ export default libraryConfig(
     "memory-writer": "src/memory/writer.ts",
     provider: "src/provider/index.ts",
     artifacts: "src/artifacts/index.ts",
+    store: "src/store/index.ts",
   },
   { external: ["vitest"] },
 );

@@ -22,6 +22,7 @@ export type {
   CheckpointWrite,
   ChunkOp,
   Claim,
+  ClaimList,
   ClaimRequest,
   EventInput,
   Fence,

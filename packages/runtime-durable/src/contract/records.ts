@@ -166,6 +166,13 @@ export interface Claim {
   readonly leaseExpiresAt: number;
 }
 
+/**
+ * What `claim` returns: the claims, and (as the non-enumerable `nextAt`) the earliest future
+ * `notBefore` among queued runs of the requested plans, so an idle worker can set one timer for
+ * a scheduled retry instead of polling. `null` or absent when there is none.
+ */
+export type ClaimList = Claim[] & { readonly nextAt?: number | null };
+
 /** A submission. */
 export interface SubmitInput {
   readonly tenantId: string;

@@ -1,6 +1,7 @@
 import type {
   CheckpointWrite,
   Claim,
+  ClaimList,
   ClaimRequest,
   EventInput,
   Fence,
@@ -93,7 +94,7 @@ export interface RunStoreV1 {
    * priority first, then oldest; skips rows other claimers hold (`FOR UPDATE SKIP LOCKED`) and
    * tenants at their running cap. Each claim bumps the fencing token and writes `run.claimed`.
    */
-  claim(request: ClaimRequest): Promise<Claim[]>;
+  claim(request: ClaimRequest): Promise<ClaimList>;
   /**
    * Takes back the runs still leased to `workerId` (a restarted worker with the same identity),
    * at once and without waiting for the old leases to expire: each gets a new fencing token, so

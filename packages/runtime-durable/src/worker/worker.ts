@@ -172,12 +172,12 @@ export class DurableWorker {
       const slots = this.concurrency - this.active.size;
       if (slots > 0) {
         try {
-          const claims = (await this.store.claim({
+          const claims = await this.store.claim({
             workerId: this.workerId,
             planHashes: this.planHashes,
             leaseMs: this.leaseMs,
             limit: slots,
-          })) as Claim[] & { nextAt?: number | null };
+          });
           failures = 0;
           for (const claim of claims) this.launch(claim);
           if (claims.length === slots) continue;

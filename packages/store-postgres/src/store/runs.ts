@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import {
   type Claim,
+  type ClaimList,
   type ClaimRequest,
   DurableError,
   type Fence,
@@ -145,6 +146,11 @@ export function isUuid(value: string): boolean {
   return UUID.test(value);
 }
 
+/** Attaches `nextAt` to a claim list as a non-enumerable property (equality checks see a plain array). */
+function withNextAt(claims: Claim[], nextAt: number | null): ClaimList {
+  return Object.defineProperty(claims, "nextAt", { value: nextAt, enumerable: false }) as ClaimList;
+}
+
 function claimsOf(rows: RunRow[], workerId: string): Claim[] {
   return rows.map((row) => {
     const run = toRun(row);
@@ -166,7 +172,7 @@ export async function claimRuns(
 ): Promise<Claim[] & { nextAt?: number | null }> {
   const limit = Math.max(1, request.limit ?? 1);
   const hashes = [...request.planHashes];
-  if (hashes.length === 0) return [];
+  if (hashes.length === 0) return withNextAt([], null);
   const { runs, events, limits } = c.t;
   const lease = request.leaseMs;
   const result = await sql<{ claimed: RunRow[] | string | null; has_limits: boolean; next_at: unknown }>`
@@ -199,10 +205,9 @@ export async function claimRuns(
   const claimed = (
     typeof row.claimed === "string" ? JSON.parse(row.claimed) : (row.claimed ?? [])
   ) as RunRow[];
-  const out = claimsOf(claimed, request.workerId) as Claim[] & { nextAt?: number | null };
+  const out = claimsOf(claimed, request.workerId);
   if (row.has_limits && out.length < limit) out.push(...(await claimCapped(c, request, limit - out.length)));
-  out.nextAt = toMs(row.next_at);
-  return out;
+  return withNextAt(out, toMs(row.next_at));
 }
 
 async function claimCapped(c: StoreContext, request: ClaimRequest, limit: number): Promise<Claim[]> {

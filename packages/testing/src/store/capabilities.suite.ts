@@ -1,0 +1,59 @@
+import type { RunStoreV1 } from "@openrath/runtime-durable";
+import { expect } from "vitest";
+import { describeGroup } from "../internal/describe-group.js";
+import { registeredPlan, submit } from "./fixtures.js";
+import type { StoreSuiteContext } from "./suite-context.js";
+
+/** The descriptor's shape, the database clock, and every capability the backend claims. */
+export function capabilitiesSuite(context: StoreSuiteContext): void {
+  describeGroup<RunStoreV1>(context, "capabilities", "store", (group) => {
+    group.test("declares specVersion v1, a name, capabilities and signals", async () => {
+      const store = group.track(await context.create());
+      expect(store.specVersion).toBe("v1");
+      expect(typeof store.name).toBe("string");
+      expect(store.capabilities).toEqual(context.capabilities);
+      expect(store.signals.specVersion).toBe("v1");
+      for (const key of [
+        "multiProcess",
+        "notifiesOnCommit",
+        "databaseClock",
+        "retention",
+        "tenantLimits",
+      ] as const) {
+        expect(typeof store.capabilities[key], key).toBe("boolean");
+      }
+    });
+
+    group.test("now() is the database's clock, close to this machine's", async () => {
+      const store = group.track(await context.create());
+      const before = Date.now();
+      const now = await store.now();
+      expect(Math.abs(now - before)).toBeLessThan(5_000);
+    });
+
+    if (context.capabilities.notifiesOnCommit) {
+      group.test("a submission wakes work subscribers without polling (notifiesOnCommit)", async () => {
+        const store = group.track(await context.create());
+        const plan = await registeredPlan(store);
+        const woken = new Promise<unknown>((resolve) => {
+          store.signals.subscribe("work", resolve);
+        });
+        await new Promise((r) => setTimeout(r, 50));
+        await submit(store, plan);
+        const signal = await Promise.race([woken, new Promise((r) => setTimeout(() => r("timeout"), 3_000))]);
+        expect(signal).toEqual({ kind: "work", planHash: plan.hash });
+      });
+    } else
+      group.skip(
+        "a submission wakes work subscribers without polling (notifiesOnCommit)",
+        "the store does not notify on commit",
+      );
+
+    group.test("close() is idempotent and later calls fail with store_unavailable", async () => {
+      const store = await context.create();
+      await store.close();
+      await store.close();
+      await expect(store.now()).rejects.toMatchObject({ code: "store_unavailable" });
+    });
+  });
+}

@@ -1,0 +1,137 @@
+import { Session, type SessionJSON } from "@openrath/core";
+import { baseOf, encodeCheckpoint, type RunStoreV1, restoreSession } from "@openrath/runtime-durable";
+import { expect } from "vitest";
+import { describeGroup } from "../internal/describe-group.js";
+import { claimOne, commit, registeredPlan, submit } from "./fixtures.js";
+import type { StoreSuiteContext } from "./suite-context.js";
+
+/** A session with forks, a merge, a derived node, nested event data and a placement. */
+function richSession(): Session {
+  const root = Session.fromUserMessage("Compare two plans", { author: "user" });
+  const a = root
+    .fork({ operator: "planner→a" })
+    .append({
+      kind: "assistant",
+      content: "Plan A",
+      author: "a",
+      usage: { promptTokens: 3, completionTokens: 2, totalTokens: 5 },
+    });
+  const b = root
+    .fork({ operator: "planner→b", extras: { z: 1, a: { nested: [1, { y: 2, x: 1 }] } } })
+    .append({ kind: "event", name: "memory.recall", data: { zeta: { b: 2, a: 1 }, alpha: [3, 2, 1] } });
+  const merged = a.merge(b).derive({ op: "workflow", operator: "suite" });
+  const json = merged.toJSON();
+  return Session.fromJSON({
+    ...json,
+    placement: { key: "suite-sandbox", spec: { image: "busybox", env: { B: "2", A: "1" } } },
+  } as SessionJSON);
+}
+
+/** Checkpoints as chunk references: restore equality, deltas, dedupe across runs and forks, corruption. */
+export function checkpointsSuite(context: StoreSuiteContext): void {
+  describeGroup<RunStoreV1>(context, "checkpoints", "store", (group) => {
+    group.test("a restored checkpoint is toJSON-identical to the checkpointed Session", async () => {
+      const store = group.track(await context.create());
+      const plan = await registeredPlan(store);
+      const session = richSession();
+      const { run } = await submit(store, plan, { session });
+      expect(JSON.stringify(restoreSession((await store.loadCheckpoint(run.id))!).toJSON())).toBe(
+        JSON.stringify(session.toJSON()),
+      );
+      const claim = await claimOne(store, plan);
+      const grown = session.append({ kind: "assistant", content: "step one", author: "first" });
+      await commit(store, claim, grown, "second");
+      const back = await store.loadCheckpoint(run.id);
+      expect(back!.sequence).toBe(1);
+      expect(JSON.stringify(restoreSession(back!).toJSON())).toBe(JSON.stringify(grown.toJSON()));
+      expect(JSON.stringify(restoreSession((await store.loadCheckpoint(run.id, 0))!).toJSON())).toBe(
+        JSON.stringify(session.toJSON()),
+      );
+      expect(await store.loadCheckpoint(run.id, 7)).toBeUndefined();
+    });
+
+    group.test(
+      "an appending step stores only its new chunks and one range of the previous list",
+      async () => {
+        const store = group.track(await context.create());
+        const plan = await registeredPlan(store);
+        let session = Session.fromUserMessage("long conversation");
+        for (let i = 0; i < 30; i++) session = session.append({ kind: "assistant", content: `turn ${i}` });
+        const { run } = await submit(store, plan, { session });
+        const claim = await claimOne(store, plan);
+        const next = session.append(
+          { kind: "user", content: "one more" },
+          { kind: "assistant", content: "sure" },
+        );
+        const base = baseOf((await store.loadCheckpoint(run.id))!);
+        const { write } = encodeCheckpoint(next, base, { sequence: 1, stepId: "first", nextStep: "second" });
+        expect(write.newChunks.length).toBe(2);
+        expect(write.chunkOps).toEqual([[0, 31], next.chunks[31]!.id, next.chunks[32]!.id]);
+        expect(write.lineage).toEqual([]);
+        await store.commitStep(claim.fence, write);
+        expect((await store.loadCheckpoint(run.id))!.chunkIds).toEqual(next.chunks.map((c) => c.id));
+      },
+    );
+
+    group.test(
+      "runs and forks of one session share stored chunks: the next run's checkpoint 0 is a delta",
+      async () => {
+        const store = group.track(await context.create());
+        const plan = await registeredPlan(store);
+        let session = Session.fromUserMessage("chat");
+        for (let i = 0; i < 10; i++) session = session.append({ kind: "assistant", content: `reply ${i}` });
+        const first = await submit(store, plan, { session });
+        const claim = await claimOne(store, plan);
+        const answered = session.append({ kind: "assistant", content: "final" });
+        await commit(store, claim, answered, null, "second");
+        await store.finish(claim.fence, { status: "succeeded" });
+
+        const followUp = answered.append({ kind: "user", content: "and then?" });
+        const head = await store.findSessionHead("tenant-a", [followUp.id]);
+        expect(head).toMatchObject({ runId: first.run.id, sequence: 1 });
+        const { write } = encodeCheckpoint(followUp, baseOf(head!), {
+          sequence: 0,
+          stepId: null,
+          nextStep: "first",
+        });
+        expect(write.newChunks.map((c) => (c as { content?: unknown }).content)).toEqual(["and then?"]);
+
+        const fork = answered.fork();
+        const forkHead = await store.findSessionHead("tenant-a", [
+          fork.id,
+          ...fork.lineage.parents.map((p) => p.id),
+        ]);
+        expect(forkHead?.id).toBe(head!.id);
+        const forked = encodeCheckpoint(fork, baseOf(forkHead!), {
+          sequence: 0,
+          stepId: null,
+          nextStep: "first",
+        });
+        expect(forked.write.newChunks).toEqual([]);
+        const { run } = await submit(store, plan, { session: fork });
+        expect(JSON.stringify(restoreSession((await store.loadCheckpoint(run.id))!).toJSON())).toBe(
+          JSON.stringify(fork.toJSON()),
+        );
+        expect(await store.findSessionHead("tenant-b", [fork.id])).toBeUndefined();
+      },
+    );
+
+    group.test("a replaced transcript (compression) restores exactly", async () => {
+      const store = group.track(await context.create());
+      const plan = await registeredPlan(store);
+      let session = Session.fromUserMessage("to be summarized");
+      for (let i = 0; i < 5; i++) session = session.append({ kind: "assistant", content: `detail ${i}` });
+      const { run } = await submit(store, plan, { session });
+      const claim = await claimOne(store, plan);
+      const summary = session.derive({
+        op: "compress",
+        operator: "compressor",
+        chunks: [{ kind: "user", content: "summary of details" }],
+      });
+      await commit(store, claim, summary, "second");
+      expect(JSON.stringify(restoreSession((await store.loadCheckpoint(run.id))!).toJSON())).toBe(
+        JSON.stringify(summary.toJSON()),
+      );
+    });
+  });
+}

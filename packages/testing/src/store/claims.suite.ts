@@ -1,0 +1,141 @@
+import type { Claim, RunStoreV1 } from "@openrath/runtime-durable";
+import { expect } from "vitest";
+import { describeGroup } from "../internal/describe-group.js";
+import { registeredPlan, sleep, submit } from "./fixtures.js";
+import type { StoreSuiteContext } from "./suite-context.js";
+
+/** Claims: exclusive among concurrent claimers, filtered by plan, ordered, capped per tenant. */
+export function claimsSuite(context: StoreSuiteContext): void {
+  describeGroup<RunStoreV1>(context, "claims", "store", (group) => {
+    group.test("one queued run and 16 concurrent claimers: exactly one winner", async () => {
+      const store = group.track(await context.create());
+      const peer = context.peer ? group.track(await context.peer()) : store;
+      const plan = await registeredPlan(store);
+      const { run } = await submit(store, plan);
+      const results = await Promise.all(
+        Array.from({ length: 16 }, (_, i) =>
+          (i % 2 ? peer : store).claim({
+            workerId: `w${i}`,
+            planHashes: [plan.hash],
+            leaseMs: 30_000,
+            limit: 1,
+          }),
+        ),
+      );
+      const winners = results.flat();
+      expect(winners.length).toBe(1);
+      expect(winners[0]!.run).toMatchObject({ id: run.id, status: "running", fencingToken: 1, version: 2 });
+      const events = await store.readEvents(run.id);
+      expect(events.filter((e) => e.type === "run.claimed").length).toBe(1);
+    });
+
+    group.test("30 runs and 8 claimers in a loop: every run claimed exactly once", async () => {
+      const store = group.track(await context.create());
+      const peer = context.peer ? group.track(await context.peer()) : store;
+      const plan = await registeredPlan(store);
+      const ids = new Set<string>();
+      for (let i = 0; i < 30; i++) ids.add((await submit(store, plan)).run.id);
+      const claimed: Claim[] = [];
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, i) => {
+          for (;;) {
+            const got = await (i % 2 ? peer : store).claim({
+              workerId: `w${i}`,
+              planHashes: [plan.hash],
+              leaseMs: 30_000,
+              limit: 3,
+            });
+            if (got.length === 0) return;
+            claimed.push(...got);
+          }
+        }),
+      );
+      expect(claimed.length).toBe(30);
+      expect(new Set(claimed.map((c) => c.run.id))).toEqual(ids);
+    });
+
+    group.test("a worker claims only runs of the plans it advertises", async () => {
+      const store = group.track(await context.create());
+      const v1 = await registeredPlan(store);
+      const v2 = await registeredPlan(store);
+      const { run: old } = await submit(store, v1);
+      const { run: next } = await submit(store, v2);
+      expect(
+        await store.claim({ workerId: "new", planHashes: [v2.hash], leaseMs: 30_000, limit: 10 }),
+      ).toMatchObject([{ run: { id: next.id } }]);
+      expect(
+        await store.claim({ workerId: "new", planHashes: [v2.hash], leaseMs: 30_000, limit: 10 }),
+      ).toEqual([]);
+      expect((await store.getRun(old.id))!.status).toBe("queued");
+      expect(await store.claim({ workerId: "none", planHashes: [], leaseMs: 30_000 })).toEqual([]);
+      expect(await store.claim({ workerId: "old", planHashes: [v1.hash], leaseMs: 30_000 })).toMatchObject([
+        { run: { id: old.id } },
+      ]);
+    });
+
+    group.test("claims go by priority, then age; notBefore holds a run back", async () => {
+      const store = group.track(await context.create());
+      const plan = await registeredPlan(store);
+      const low = (await submit(store, plan, { priority: -5 })).run;
+      const first = (await submit(store, plan)).run;
+      await sleep(5);
+      const second = (await submit(store, plan)).run;
+      const high = (await submit(store, plan, { priority: 10 })).run;
+      const later = (await submit(store, plan, { priority: 100, notBefore: (await store.now()) + 60_000 }))
+        .run;
+      const order: string[] = [];
+      for (;;) {
+        const got = await store.claim({ workerId: "w", planHashes: [plan.hash], leaseMs: 30_000 });
+        if (got.length === 0) break;
+        order.push(got[0]!.run.id);
+      }
+      expect(order).toEqual([high.id, first.id, second.id, low.id]);
+      expect((await store.getRun(later.id))!.status).toBe("queued");
+    });
+
+    if (context.capabilities.tenantLimits) {
+      group.test(
+        "a tenant's running cap holds under concurrent claimers, and other tenants are not starved",
+        async () => {
+          const store = group.track(await context.create());
+          const peer = context.peer ? group.track(await context.peer()) : store;
+          const plan = await registeredPlan(store);
+          await store.setTenantLimit("greedy", 2);
+          for (let i = 0; i < 10; i++) await submit(store, plan, { tenantId: "greedy", priority: 50 });
+          for (let i = 0; i < 3; i++) await submit(store, plan, { tenantId: "polite" });
+          const results = await Promise.all(
+            Array.from({ length: 8 }, (_, i) =>
+              (i % 2 ? peer : store).claim({
+                workerId: `w${i}`,
+                planHashes: [plan.hash],
+                leaseMs: 30_000,
+                limit: 4,
+              }),
+            ),
+          );
+          const claims = results.flat();
+          expect(claims.filter((c) => c.run.tenantId === "greedy").length).toBe(2);
+          expect(claims.filter((c) => c.run.tenantId === "polite").length).toBe(3);
+          const greedy = claims.find((c) => c.run.tenantId === "greedy")!;
+          await store.finish(greedy.fence, { status: "succeeded" });
+          const more = await store.claim({
+            workerId: "w",
+            planHashes: [plan.hash],
+            leaseMs: 30_000,
+            limit: 10,
+          });
+          expect(more.map((c) => c.run.tenantId)).toEqual(["greedy"]);
+          await store.setTenantLimit("greedy", null);
+          expect(
+            (await store.claim({ workerId: "w", planHashes: [plan.hash], leaseMs: 30_000, limit: 10 }))
+              .length,
+          ).toBe(7);
+        },
+      );
+    } else
+      group.skip(
+        "a tenant's running cap holds under concurrent claimers, and other tenants are not starved",
+        "no tenantLimits capability",
+      );
+  });
+}

@@ -1,0 +1,76 @@
+import type { RunStoreCapabilities, RunStoreV1 } from "@openrath/runtime-durable";
+import { describe, expect, it } from "vitest";
+import { capabilitiesSuite } from "./capabilities.suite.js";
+import { checkpointsSuite } from "./checkpoints.suite.js";
+import { claimsSuite } from "./claims.suite.js";
+import { eventsSuite } from "./events.suite.js";
+import { leasesSuite } from "./leases.suite.js";
+import { retentionSuite } from "./retention.suite.js";
+import { schedulingSuite } from "./scheduling.suite.js";
+import { submissionSuite } from "./submission.suite.js";
+import { createSuiteContext } from "./suite-context.js";
+import { transitionsSuite } from "./transitions.suite.js";
+
+export type { StoreSuiteContext } from "./suite-context.js";
+
+/** Options of {@link describeStoreConformance}. */
+export interface StoreConformanceOptions {
+  /** Names the backend in the suite's title: `store conformance: <name>`. */
+  readonly name: string;
+  /** Opens a fresh, empty store (a new schema or database). Called once per test; closed after it. */
+  readonly create: () => Promise<RunStoreV1>;
+  /**
+   * Opens a second handle on the store the latest `create` made, as another process would (its own
+   * connections). Concurrency tests split their claimers and writers between the two.
+   */
+  readonly peer?: () => Promise<RunStoreV1>;
+  /** The capabilities the backend claims (normally `store.capabilities`); the suite checks each one. */
+  readonly capabilities: RunStoreCapabilities;
+  /** Tests to skip with the reason: a group title, a test title, or `"<group> > <test>"`. Unknown keys fail. */
+  readonly skip?: Readonly<Record<string, string>>;
+  /** Per-test timeout in milliseconds (default 30 000). */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * Registers the run-store conformance suite for one backend: capabilities; plans and idempotent
+ * submission; the transition table and version compare-and-set; gap-free events under concurrent
+ * writers; claim exclusivity, plan filtering, ordering and tenant caps; leases by the database
+ * clock and fencing of every write; checkpoints (restore equality, deltas, dedupe across runs and
+ * forks); retention and erasure; retry scheduling and deadlines.
+ *
+ * @example
+ * ```ts
+ * // src/acme-store.conformance.test.ts
+ * import { describeStoreConformance } from "@openrath/testing/store";
+ * import { acmeStore } from "./acme-store.js";
+ *
+ * describeStoreConformance({
+ *   name: "acme",
+ *   create: () => acmeStore({ database: `test_${crypto.randomUUID()}` }),
+ *   capabilities: { multiProcess: true, notifiesOnCommit: true, databaseClock: true, retention: true, tenantLimits: true },
+ * });
+ * ```
+ */
+export function describeStoreConformance(options: StoreConformanceOptions): void {
+  const context = createSuiteContext(options);
+  describe(`store conformance: ${options.name}`, () => {
+    capabilitiesSuite(context);
+    submissionSuite(context);
+    transitionsSuite(context);
+    eventsSuite(context);
+    claimsSuite(context);
+    leasesSuite(context);
+    checkpointsSuite(context);
+    retentionSuite(context);
+    schedulingSuite(context);
+
+    const keys = Object.keys(options.skip ?? {});
+    if (keys.length > 0) {
+      it("every skip key names a group or a test of the suite", () => {
+        const unknown = keys.filter((key) => !context.asked.has(key));
+        expect(unknown, `skip keys that name no group or test: ${JSON.stringify(unknown)}`).toEqual([]);
+      });
+    }
+  });
+}

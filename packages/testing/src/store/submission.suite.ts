@@ -1,0 +1,140 @@
+import { Session } from "@openrath/core";
+import type { RunStoreV1 } from "@openrath/runtime-durable";
+import { expect } from "vitest";
+import { describeGroup } from "../internal/describe-group.js";
+import { expectOpenRathError } from "../internal/expect-error.js";
+import { claimOne, registeredPlan, submit } from "./fixtures.js";
+import type { StoreSuiteContext } from "./suite-context.js";
+
+/** Plans, idempotent submission with fingerprints, and one active run per session. */
+export function submissionSuite(context: StoreSuiteContext): void {
+  describeGroup<RunStoreV1>(context, "submission", "store", (group) => {
+    group.test(
+      "plans are insert-once: the same content again is a no-op, other content is plan_conflict",
+      async () => {
+        const store = group.track(await context.create());
+        const plan = await registeredPlan(store);
+        await store.registerPlan(plan.record);
+        expect(await store.getPlan(plan.hash)).toEqual(plan.record);
+        await expectOpenRathError(
+          () => store.registerPlan({ ...plan.record, definition: { other: true } }),
+          "plan_conflict",
+          "registerPlan(other content)",
+        );
+        expect(await store.getPlan("0".repeat(64))).toBeUndefined();
+      },
+    );
+
+    group.test("a run for an unknown plan hash is unknown_plan and creates nothing", async () => {
+      const store = group.track(await context.create());
+      const plan = await registeredPlan(store);
+      const fake = { ...plan, hash: "f".repeat(64) };
+      await expectOpenRathError(() => submit(store, fake), "unknown_plan", "submit(unknown plan)");
+      expect(await store.listRuns({ tenantId: "tenant-a" })).toEqual([]);
+    });
+
+    group.test("a new run is queued at version 1 with checkpoint 0 and a run.created event", async () => {
+      const store = group.track(await context.create());
+      const plan = await registeredPlan(store);
+      const { run, created, session } = await submit(store, plan, { priority: 5 });
+      expect(created).toBe(true);
+      expect(run).toMatchObject({
+        status: "queued",
+        version: 1,
+        priority: 5,
+        nextStep: "first",
+        attempt: 1,
+        checkpointSeq: 0,
+        eventSeq: 1,
+        fencingToken: 0,
+        tenantId: "tenant-a",
+        sessionId: session.id,
+        planHash: plan.hash,
+        workflow: plan.name,
+      });
+      const events = await store.readEvents(run.id);
+      expect(events.map((e) => [e.seq, e.type])).toEqual([[1, "run.created"]]);
+      expect(await store.getRun(run.id)).toEqual(run);
+      expect(await store.getRun(run.id, "tenant-b")).toBeUndefined();
+      expect(await store.getRun("not-a-run")).toBeUndefined();
+    });
+
+    group.test(
+      "the same (tenant, key, fingerprint) returns the first run; another fingerprint is idempotency_conflict",
+      async () => {
+        const store = group.track(await context.create());
+        const plan = await registeredPlan(store);
+        const session = Session.fromUserMessage("once");
+        const first = await submit(store, plan, { session, idempotencyKey: "k1", fingerprint: "A" });
+        const again = await submit(store, plan, { session, idempotencyKey: "k1", fingerprint: "A" });
+        expect(again.created).toBe(false);
+        expect(again.run.id).toBe(first.run.id);
+        const error = await expectOpenRathError(
+          () =>
+            submit(store, plan, {
+              session: Session.fromUserMessage("other"),
+              idempotencyKey: "k1",
+              fingerprint: "B",
+            }),
+          "idempotency_conflict",
+          "submit(same key, other fingerprint)",
+        );
+        expect(error.details.runId).toBe(first.run.id);
+        const otherTenant = await submit(store, plan, {
+          session,
+          idempotencyKey: "k1",
+          fingerprint: "A",
+          tenantId: "tenant-b",
+        });
+        expect(otherTenant.created).toBe(true);
+        expect(otherTenant.run.id).not.toBe(first.run.id);
+      },
+    );
+
+    group.test("concurrent submissions with one key create exactly one run", async () => {
+      const store = group.track(await context.create());
+      const peer = context.peer ? group.track(await context.peer()) : store;
+      const plan = await registeredPlan(store);
+      const session = Session.fromUserMessage("race");
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          submit(i % 2 ? peer : store, plan, { session, idempotencyKey: "race", fingerprint: "same" }),
+        ),
+      );
+      expect(new Set(results.map((r) => r.run.id)).size).toBe(1);
+      expect(results.filter((r) => r.created).length).toBe(1);
+    });
+
+    group.test("a session has one active run; a second is session_busy until the first ends", async () => {
+      const store = group.track(await context.create());
+      const plan = await registeredPlan(store);
+      const session = Session.fromUserMessage("busy");
+      const { run } = await submit(store, plan, { session });
+      const error = await expectOpenRathError(
+        () => submit(store, plan, { session, fingerprint: "second" }),
+        "session_busy",
+        "submit(busy session)",
+      );
+      expect(error.details.runId).toBe(run.id);
+      const claim = await claimOne(store, plan);
+      await store.finish(claim.fence, { status: "failed", error: { code: "step_failed", message: "boom" } });
+      const next = await submit(store, plan, { session, fingerprint: "third" });
+      expect(next.created).toBe(true);
+    });
+
+    group.test("listRuns pages by id within the tenant and filters by status and session", async () => {
+      const store = group.track(await context.create());
+      const plan = await registeredPlan(store);
+      const runs = [];
+      for (let i = 0; i < 5; i++) runs.push((await submit(store, plan)).run);
+      await submit(store, plan, { tenantId: "tenant-b" });
+      const page1 = await store.listRuns({ tenantId: "tenant-a", limit: 3 });
+      const page2 = await store.listRuns({ tenantId: "tenant-a", limit: 3, after: page1.at(-1)!.id });
+      expect([...page1, ...page2].map((r) => r.id)).toEqual(runs.map((r) => r.id));
+      expect(await store.listRuns({ tenantId: "tenant-a", status: "running" })).toEqual([]);
+      expect(
+        (await store.listRuns({ tenantId: "tenant-a", sessionId: runs[2]!.sessionId })).map((r) => r.id),
+      ).toEqual([runs[2]!.id]);
+    });
+  });
+}
