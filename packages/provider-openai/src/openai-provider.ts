@@ -1,40 +1,24 @@
-import {
-  OpenRathError,
-  type ProviderCallOptions,
-  type ProviderDelta,
-  ProviderError,
-  type ProviderRequest,
-  type ProviderResponse,
-  type ProviderV1,
-  type Usage,
-} from "@openrath/core";
-import { DeltaAccumulator } from "@openrath/core/backend";
+import { OpenRathError, type ProviderV1 } from "@openrath/core";
 import OpenAI, { type ClientOptions } from "openai";
-import type {
-  ChatCompletion,
-  ChatCompletionChunk,
-  ChatCompletionCreateParamsNonStreaming,
-  ChatCompletionCreateParamsStreaming,
-} from "openai/resources/chat/completions";
-import { callControl } from "./internal/call-control.js";
-import { finalResponse, LEGACY_FUNCTION_CALL_ID } from "./internal/final-response.js";
-import { fromWireResponse } from "./internal/from-wire-response.js";
+import type { CallSettings } from "./internal/call-driver.js";
+import { chatApi } from "./internal/chat-api.js";
 import { readEnv } from "./internal/read-env.js";
-import {
-  abortedError,
-  type ErrorContext,
-  timeoutError,
-  toProviderError,
-} from "./internal/to-provider-error.js";
-import { toUsage } from "./internal/to-usage.js";
-import { toWireRequest } from "./internal/to-wire-request.js";
-import { ToolCallDeltas } from "./internal/tool-call-deltas.js";
+import { responsesApi } from "./internal/responses-api.js";
 
 /** The longest wait for the server, by default: the SDK's own default of 10 minutes. */
 const DEFAULT_TIMEOUT_MS = 600_000;
 
 /** Options of {@link openaiProvider}. Every field is optional; the model must come from here or the environment. */
 export interface OpenAIProviderOptions {
+  /**
+   * Which OpenAI API to speak: `"chat"` (default), Chat Completions, which every
+   * OpenAI-compatible server has; or `"responses"`, the Responses API (`POST /responses`, what
+   * OpenAI's own Agents SDK uses), which returns reasoning items that go back with the turn, and
+   * usage with reasoning tokens. The Responses API has no stop sequences (a request with `stop`
+   * fails with `provider_bad_request`) and no `seed` (not sent); `maxTokensField` does not apply
+   * (it sends `max_output_tokens`).
+   */
+  readonly api?: "chat" | "responses";
   /** API key. Default: `OPENAI_API_KEY`. Not needed with a custom `baseURL` (sent without `Authorization`). */
   readonly apiKey?: string;
   /**
@@ -127,17 +111,19 @@ function createClient(options: OpenAIProviderOptions, timeoutMs: number): OpenAI
 }
 
 /**
- * A model provider for OpenAI Chat Completions through the official `openai` SDK. Works with any
- * OpenAI-compatible server (vLLM, Ollama, LiteLLM, OpenRouter, Azure's `/openai/v1`) through
- * `baseURL`. The SDK never retries (`maxRetries: 0`): wrap calls in core's `callProvider` or
+ * A model provider for OpenAI Chat Completions, or the Responses API with `api: "responses"`,
+ * through the official `openai` SDK. Chat Completions works with any OpenAI-compatible server
+ * (vLLM, Ollama, LiteLLM, OpenRouter, Azure's `/openai/v1`) through `baseURL`. The SDK never retries (`maxRetries: 0`): wrap calls in core's `callProvider` or
  * `streamProvider`, which retry transient {@link ProviderError}s and honour `retry-after`.
  *
- * Streams ask for `stream_options: { include_usage: true }`, yield text and tool-call deltas as
- * they arrive, and end with one `response` event equal to what `complete` returns. A refusal
- * (OpenAI's `refusal` field) becomes the reply's text with finish reason `content_filter`.
+ * Streams yield text and tool-call deltas as they arrive and end with one `response` event equal
+ * to what `complete` returns (Chat Completions streams ask for `stream_options: { include_usage:
+ * true }`). A refusal becomes the reply's text with finish reason `content_filter`. With the
+ * Responses API, a turn with reasoning comes back with one `reasoning` item holding the turn's
+ * output items, which goes back in place on later requests.
  *
  * @throws {OpenRathError} `invalid_argument` when there is no model (`options.model` or
- *   `OPENAI_MODEL`), no API key and no base URL, a bad `timeoutMs` or `maxTokensField`.
+ *   `OPENAI_MODEL`), no API key and no base URL, a bad `timeoutMs`, `maxTokensField` or `api`.
  *
  * @example
  * ```ts
@@ -170,137 +156,17 @@ export function openaiProvider(options: OpenAIProviderOptions = {}): ProviderV1 
       { details: { option: "maxTokensField", value: options.maxTokensField } },
     );
   }
+  if (options.api !== undefined && options.api !== "chat" && options.api !== "responses") {
+    throw new OpenRathError(
+      "invalid_argument",
+      `openaiProvider option api must be "chat" or "responses", got ${JSON.stringify(options.api)}.`,
+      { details: { option: "api", value: options.api } },
+    );
+  }
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const client = options.client ?? createClient(options, timeoutMs);
-  const baseURL = client.baseURL;
-  const requestOptions = (signal: AbortSignal) => ({ signal, maxRetries: 0, timeout: timeoutMs });
-
-  async function complete(
-    request: ProviderRequest,
-    call: ProviderCallOptions = {},
-  ): Promise<ProviderResponse> {
-    const body = toWireRequest(request, options, model!, false);
-    const requested = body.model as string;
-    if (call.signal?.aborted) throw abortedError(requested, call.signal);
-    const control = callControl(call.signal, timeoutMs);
-    try {
-      const completion: ChatCompletion = await client.chat.completions.create(
-        body as unknown as ChatCompletionCreateParamsNonStreaming,
-        requestOptions(control.signal),
-      );
-      return fromWireResponse(completion, requested);
-    } catch (error) {
-      throw toProviderError(error, {
-        model: requested,
-        baseURL,
-        signal: call.signal,
-        timedOut: control.timedOut,
-        timeoutMs,
-        phase: "request",
-        started: false,
-      });
-    } finally {
-      control.done();
-    }
-  }
-
-  async function* stream(
-    request: ProviderRequest,
-    call: ProviderCallOptions = {},
-  ): AsyncGenerator<ProviderDelta, void, undefined> {
-    const body = toWireRequest(request, options, model!, true);
-    const requested = body.model as string;
-    if (call.signal?.aborted) throw abortedError(requested, call.signal);
-    const control = callControl(call.signal, timeoutMs);
-    const accumulator = new DeltaAccumulator();
-    let phase: ErrorContext["phase"] = "request";
-    let started = false;
-    let refused = false;
-    let finishReason: string | undefined;
-    let usage: Usage | undefined;
-    let answeredModel: string | undefined;
-    const toolCalls = new ToolCallDeltas();
-    const context = (): ErrorContext => ({
-      model: requested,
-      baseURL,
-      signal: call.signal,
-      timedOut: control.timedOut,
-      timeoutMs,
-      phase,
-      started,
-    });
-    try {
-      const chunks = await client.chat.completions.create(
-        body as unknown as ChatCompletionCreateParamsStreaming,
-        requestOptions(control.signal),
-      );
-      phase = "stream";
-      control.touch();
-      for await (const chunk of chunks as AsyncIterable<ChatCompletionChunk>) {
-        if (typeof chunk?.model === "string" && chunk.model !== "") answeredModel = chunk.model;
-        usage = toUsage(chunk?.usage) ?? usage;
-        const choices = Array.isArray(chunk?.choices) ? chunk.choices : [];
-        const choice = choices.find((c) => c?.index === 0) ?? choices[0];
-        if (!choice) continue;
-        if (choice.finish_reason) finishReason = choice.finish_reason;
-        const delta = choice.delta ?? {};
-        const out: ProviderDelta[] = [];
-        if (typeof delta.content === "string" && delta.content !== "") {
-          out.push({ type: "text", text: delta.content });
-        }
-        if (typeof delta.refusal === "string" && delta.refusal !== "") {
-          refused = true;
-          out.push({ type: "text", text: delta.refusal });
-        }
-        for (const piece of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
-          const d = toolCalls.next(piece);
-          if (d) out.push(d);
-        }
-        if (delta.function_call && !delta.tool_calls?.length) {
-          const d = toolCalls.next({ index: 0, id: LEGACY_FUNCTION_CALL_ID, function: delta.function_call });
-          if (d) out.push(d);
-        }
-        if (out.length === 0) {
-          control.touch();
-          continue;
-        }
-        // The caller's pace is not the server's silence: no deadline while a delta is out.
-        control.pause();
-        for (const d of out) {
-          accumulator.add(d);
-          started = true;
-          yield d;
-        }
-        control.touch();
-      }
-    } catch (error) {
-      throw toProviderError(error, context());
-    } finally {
-      control.done();
-    }
-    // The SDK ends a stream quietly when its signal aborts, so look at why it ended.
-    if (call.signal?.aborted) throw abortedError(requested, call.signal);
-    if (control.timedOut) throw timeoutError(context());
-    if (finishReason === undefined) {
-      throw new ProviderError(
-        "provider_stream",
-        `The stream from model "${requested}" ended before the model finished (no finish_reason and no [DONE]).${started ? " Its partial output was already delivered, so it is not retried." : " Retry the call."}`,
-        { retryable: !started, details: { model: requested, baseURL } },
-      );
-    }
-    const folded = accumulator.response({ model: answeredModel ?? requested });
-    yield {
-      type: "response",
-      response: finalResponse({
-        text: folded.content ?? "",
-        refused,
-        toolCalls: folded.toolCalls,
-        finishReason,
-        usage,
-        model: answeredModel ?? requested,
-      }),
-    };
-  }
-
-  return { specVersion: "v1", name: "openai", model, complete, stream };
+  const settings: CallSettings = { client, baseURL: client.baseURL, timeoutMs };
+  const api =
+    options.api === "responses" ? responsesApi(settings, options, model) : chatApi(settings, options, model);
+  return { specVersion: "v1", name: "openai", model, complete: api.complete, stream: api.stream };
 }

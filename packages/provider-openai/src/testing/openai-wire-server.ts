@@ -17,8 +17,11 @@ export interface RecordedRequest {
   readonly closedEarly: Promise<boolean>;
 }
 
-/** One server-sent event of a scripted stream: a JSON `data:` payload, or raw bytes written verbatim. */
-export type WireStreamEvent = { readonly data: unknown } | { readonly raw: string };
+/**
+ * One server-sent event of a scripted stream: a JSON `data:` payload (with an `event:` line when
+ * `event` is given, as the Responses API sends), or raw bytes written verbatim.
+ */
+export type WireStreamEvent = { readonly data: unknown; readonly event?: string } | { readonly raw: string };
 
 /** A scripted reply, answered in order, one per request. */
 export type WireReply =
@@ -64,7 +67,7 @@ export type WireReply =
       readonly type: "hang";
     };
 
-/** A running fake of the OpenAI Chat Completions endpoint on 127.0.0.1. */
+/** A running fake of OpenAI's Chat Completions and Responses endpoints on 127.0.0.1. */
 export interface OpenAIWireServer {
   /** `http://127.0.0.1:<port>` */
   readonly url: string;
@@ -115,7 +118,8 @@ async function sendStream(res: ServerResponse, reply: Extract<WireReply, { type:
   for (const event of reply.events) {
     if (reply.delayMs) await sleep(reply.delayMs);
     if (res.destroyed) return;
-    res.write("raw" in event ? event.raw : `data: ${JSON.stringify(event.data)}\n\n`);
+    if ("raw" in event) res.write(event.raw);
+    else res.write(`${event.event ? `event: ${event.event}\n` : ""}data: ${JSON.stringify(event.data)}\n\n`);
   }
   if (reply.cut) {
     // Let the written bytes leave before the socket goes, so the client sees a stream cut mid-way.
@@ -129,9 +133,12 @@ async function sendStream(res: ServerResponse, reply: Extract<WireReply, { type:
 }
 
 /**
- * Starts a local HTTP server that speaks OpenAI's `/v1/chat/completions` wire format closely enough
- * for the official `openai` SDK to run against it unmodified. Replies come from a scripted queue;
- * every request body is recorded.
+ * Starts a local HTTP server that speaks OpenAI's `/v1/chat/completions` and `/v1/responses` wire
+ * formats closely enough for the official `openai` SDK to run against it unmodified (bodies from
+ * {@link chatCompletion} / `responseBody`, streams from {@link chatCompletionChunks} /
+ * `responseEvents`; a Responses stream is scripted with `done: false`, since it ends without
+ * `[DONE]`). Replies come from one scripted queue, whichever endpoint asks; every request body
+ * is recorded.
  *
  * @example
  * ```ts
@@ -165,7 +172,7 @@ export async function startOpenAIWireServer(): Promise<OpenAIWireServer> {
         body,
         closedEarly,
       });
-      if (req.method !== "POST" || req.url !== "/v1/chat/completions") {
+      if (req.method !== "POST" || (req.url !== "/v1/chat/completions" && req.url !== "/v1/responses")) {
         sendError(res, 404, {
           message: `Invalid URL (${req.method} ${req.url})`,
           type: "invalid_request_error",

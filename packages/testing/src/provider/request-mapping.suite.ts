@@ -1,6 +1,6 @@
 import type { ProviderRequest, ToolSpec } from "@openrath/core";
 import { expect } from "vitest";
-import { collect } from "./internal/collect.js";
+import { collect, providerFailure } from "./internal/collect.js";
 import { defineGroup } from "./internal/define-group.js";
 import type { ProviderSuiteContext } from "./suite-context.js";
 
@@ -96,18 +96,40 @@ export function requestMappingSuite(context: ProviderSuiteContext): void {
       expect(fixture.requests().map((r) => r.toolChoice)).toEqual(choices);
     });
 
-    group.test("sends temperature, topP, maxTokens and stop sequences", async () => {
+    group.test("sends temperature, topP and maxTokens", async () => {
       const { fixture, provider } = await group.open();
       fixture.enqueue(reply);
-      await provider.complete({ ...toolLoop, temperature: 0.25, topP: 0.5, maxTokens: 77, stop: ["END"] });
+      await provider.complete({ ...toolLoop, temperature: 0.25, topP: 0.5, maxTokens: 77 });
       const sent = fixture.requests()[0];
-      expect({
-        temperature: sent?.temperature,
-        topP: sent?.topP,
-        maxTokens: sent?.maxTokens,
-        stop: sent?.stop,
-      }).toEqual({ temperature: 0.25, topP: 0.5, maxTokens: 77, stop: ["END"] });
+      expect({ temperature: sent?.temperature, topP: sent?.topP, maxTokens: sent?.maxTokens }).toEqual({
+        temperature: 0.25,
+        topP: 0.5,
+        maxTokens: 77,
+      });
     });
+
+    if (context.capabilities.stopSequences) {
+      group.test("sends stop sequences", async () => {
+        const { fixture, provider } = await group.open();
+        fixture.enqueue(reply);
+        await provider.complete({ ...toolLoop, stop: ["END", "STOP"] });
+        expect(fixture.requests()[0]?.stop).toEqual(["END", "STOP"]);
+      });
+    } else {
+      group.test(
+        "refuses stop sequences it cannot send with provider_bad_request, sending nothing",
+        async () => {
+          const { fixture, provider } = await group.open();
+          fixture.enqueue(reply);
+          const error = await providerFailure(
+            () => provider.complete({ ...toolLoop, stop: ["END"] }),
+            "complete()",
+          );
+          expect(error.code).toBe("provider_bad_request");
+          expect(fixture.requests()).toHaveLength(0);
+        },
+      );
+    }
 
     group.test("uses its default model, and a request's model instead when given", async () => {
       const { fixture, provider } = await group.open();

@@ -12,6 +12,12 @@ export interface ProviderConformanceCapabilities {
   readonly reasoning?: boolean;
   /** The provider honours a `timeoutMs` it is built with on a server that never answers (default true). */
   readonly timeout?: boolean;
+  /**
+   * The API has stop sequences and the provider sends `stop` (default true). Without them, the
+   * suite checks that a request with `stop` fails with `provider_bad_request` instead of losing
+   * them silently.
+   */
+  readonly stopSequences?: boolean;
 }
 
 /** How the suite asks for a provider. */
@@ -48,6 +54,7 @@ export function createSuiteContext<F extends ProviderWireFixture>(options: {
       streaming: claims.streaming ?? true,
       reasoning: claims.reasoning ?? false,
       timeout: claims.timeout ?? true,
+      stopSequences: claims.stopSequences ?? true,
     },
     timeoutMs: options.timeoutMs ?? 15_000,
     asked,
