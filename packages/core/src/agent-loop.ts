@@ -169,6 +169,8 @@ export async function runLoop(
       author,
       content: response.content,
       ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
+      // Provider state (thinking blocks, reasoning items) that must go back with this turn.
+      ...(response.reasoning && response.reasoning.length > 0 ? { reasoning: response.reasoning } : {}),
       ...(response.usage ? { usage: response.usage } : {}),
       model: response.model,
       finishReason: response.finishReason,

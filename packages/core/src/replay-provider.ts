@@ -63,6 +63,7 @@ export function recordedCall(chunk: Chunk, node?: LineageNode): RecordedCall | u
           (toolCalls.length > 0 ? "tool_calls" : "stop"),
         model: chunk.model ?? "replay",
         ...usage(chunk.usage),
+        ...(chunk.reasoning && chunk.reasoning.length > 0 ? { reasoning: chunk.reasoning } : {}),
       },
     };
   }
