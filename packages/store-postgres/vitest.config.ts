@@ -1,3 +1,9 @@
-import { packageProject } from "../../tooling/vitest.shared.js";
+// The config is loaded without the source condition, so the plugin comes from its source file.
 
-export default packageProject("store-postgres", { testTimeout: 60_000, hookTimeout: 60_000 });
+import { packageProject } from "../../tooling/vitest.shared.js";
+import { tc39Decorators } from "../runtime-durable/src/vite.js";
+
+const project = packageProject("store-postgres", { testTimeout: 60_000, hookTimeout: 60_000 });
+
+// The runtime tests declare workflows with standard decorators, which Vite 8's Oxc does not compile.
+export default { ...project, plugins: [tc39Decorators()] };
