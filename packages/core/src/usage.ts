@@ -100,6 +100,12 @@ export interface UsageReport {
   readonly byModel: readonly UsageRow[];
   readonly byAuthor: readonly UsageRow[];
   readonly byBranch: readonly UsageRow[];
+  /**
+   * Model turns (assistant chunks) whose provider reported no usage, such as an OpenAI-compatible
+   * stream without a usage chunk: their tokens are unknown and in neither `total` nor the rows.
+   * Present only when there is at least one.
+   */
+  readonly unreportedCalls?: number;
 }
 
 /** Label used for chunks that carry no model, author or branch. */
@@ -204,8 +210,14 @@ export function usageReport(chunks: Iterable<Chunk>, options: { prices?: PriceTa
     bump(byAuthor, author ?? UNKNOWN, usage, c, calls);
     bump(byBranch, branch, usage, c, calls);
   };
+  let unreported = 0;
   for (const chunk of chunks) {
     const { usage, carried } = usageOf(chunk);
+    if (chunk.kind === "assistant" && usage === undefined && !seen.has(chunk.id)) {
+      seen.add(chunk.id);
+      unreported++;
+      continue;
+    }
     if ((usage === undefined && carried === undefined) || seen.has(chunk.id)) continue;
     seen.add(chunk.id);
     if (usage) add(usage, (chunk as { model?: string }).model, chunk.author, chunk.sessionId, 1);
@@ -227,6 +239,7 @@ export function usageReport(chunks: Iterable<Chunk>, options: { prices?: PriceTa
     byModel: rows(byModel),
     byAuthor: rows(byAuthor),
     byBranch: rows(byBranch),
+    ...(unreported > 0 ? { unreportedCalls: unreported } : {}),
   };
 }
 
@@ -324,6 +337,9 @@ export function formatUsageTable(report: UsageReport): string {
   });
   if (report.unpricedModels.length > 0) {
     lines.push(`not in the price table (counted as $0): ${report.unpricedModels.join(", ")}`);
+  }
+  if (report.unreportedCalls !== undefined) {
+    lines.push(`model calls whose provider reported no usage (not counted above): ${report.unreportedCalls}`);
   }
   return lines.join("\n");
 }
