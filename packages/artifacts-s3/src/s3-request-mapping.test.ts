@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { Agent } from "node:http";
+import { Readable } from "node:stream";
 import { readArtifact } from "@openrath/runtime-durable";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { s3ArtifactStore } from "./s3-artifact-store.js";
@@ -113,11 +114,26 @@ describe("S3 request mapping: uploads", () => {
     expect(server.objects.get(`bkt/${key}`)?.bytes.equals(body)).toBe(true);
   });
 
-  it("a large put without a digest is staged, copied server-side to the content key, and the staged object deleted", async () => {
+  it("a large buffer without a digest is hashed first and uploaded straight to the content key", async () => {
+    const artifacts = store();
+    const body = bytes(7 * MIB, 6);
+    const digest = sha256(body);
+    await artifacts.put("acme", body);
+    const key = `pre/acme/${digest.slice(0, 2)}/${digest}`;
+    expect(ops(server.requests).filter((op) => !op.startsWith("PUT "))).toEqual([
+      `HEAD ${key}`,
+      `POST ${key}?uploads`,
+      `POST ${key}?uploadId`,
+    ]);
+    expect(server.requests.some((r) => r.key.includes(".staging"))).toBe(false);
+    expect(server.objects.get(`bkt/${key}`)?.bytes.equals(body)).toBe(true);
+  });
+
+  it("a large stream without a digest is staged, copied server-side to the content key, and the staged object deleted", async () => {
     const artifacts = store();
     const body = bytes(7 * MIB, 3);
     const digest = sha256(body);
-    await artifacts.put("acme", body);
+    await artifacts.put("acme", Readable.from([body.subarray(0, 3 * MIB), body.subarray(3 * MIB)]));
     const key = `pre/acme/${digest.slice(0, 2)}/${digest}`;
     const staged = server.requests.find((r) => r.query.has("uploads"))!.key;
     expect(staged).toMatch(/^pre\/\.staging\/acme\/[0-9a-f-]{36}$/);

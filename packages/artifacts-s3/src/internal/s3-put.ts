@@ -39,6 +39,8 @@ const CONTENT_TYPE = "application/octet-stream";
  * - Content up to the multipart threshold is read into memory (bounded by the threshold), hashed,
  *   and sent in one `PutObject` to its final key with `x-amz-checksum-sha256`, which S3 verifies.
  *   S3 makes an object visible only when its upload completes, so a broken request leaves nothing.
+ * - With the digest declared and the size unknown or above the threshold, a HEAD first: content
+ *   already stored is not sent again (a server-side copy onto itself refreshes its age instead).
  * - Larger content goes through `lib-storage`'s multipart `Upload`, parts carrying their own
  *   SHA-256 checksums. With the digest declared it uploads to the final key and the body is checked
  *   before the upload is completed (a mismatch aborts it). Without one, the final key is unknown
@@ -50,11 +52,21 @@ export async function putObject(
   tenant: string,
   body: ArtifactBody,
   options: ArtifactPutOptions,
+  known = false,
 ): Promise<ArtifactInfo> {
   const { client, bucket, keys } = context;
   const signal = options.signal;
+  // Bytes and strings can be read twice: hash them first, so they go straight to their final key
+  // (no staging copy) and content already stored is not sent again.
+  if (options.digest === undefined && (typeof body === "string" || body instanceof Uint8Array)) {
+    const probe = createArtifactSource(body, { ...options, tenant, maxBytes: context.maxBytes });
+    for await (const _chunk of probe);
+    return putObject(context, tenant, body, { ...options, digest: probe.digest, size: probe.size }, true);
+  }
   const declared = options.digest === undefined ? undefined : checkDigest(options.digest);
-  if (declared !== undefined) {
+  // Asking first costs a round trip; it pays off only when it can save a multipart upload.
+  const small = options.size !== undefined && options.size <= context.multipartThresholdBytes;
+  if (declared !== undefined && !small) {
     const existing = await headSize(context, tenant, declared, signal);
     if (existing !== undefined) {
       if (options.size !== undefined && options.size !== existing) {
@@ -66,6 +78,17 @@ export async function putObject(
       }
       if (await touch(context, tenant, declared, signal)) return info(tenant, declared, existing);
     }
+  }
+
+  if (known && body instanceof Uint8Array && body.byteLength > context.multipartThresholdBytes) {
+    // Hashed above: the buffer goes to lib-storage as it is, without a second pass.
+    const key = keys.object(tenant, declared!);
+    try {
+      await uploadParts(context, key, body, signal);
+    } catch (error) {
+      throw uploadError(error, signal, { bucket, key, tenant, digest: declared });
+    }
+    return info(tenant, declared!, body.byteLength);
   }
 
   const source = createArtifactSource(body, { ...options, tenant, maxBytes: context.maxBytes });
@@ -131,16 +154,40 @@ export async function putObject(
     })(),
     { objectMode: false },
   );
+  try {
+    await uploadParts(context, key, rest, signal);
+  } catch (error) {
+    rest.destroy();
+    // Release the caller's body (not awaited: a body that never yields again must not hang us).
+    iterator.return?.(undefined)?.catch(() => {});
+    // The body's own failure (a digest mismatch, an abort, a broken source) is the real cause;
+    // lib-storage may report the failure of its clean-up request instead.
+    if (sourceError !== undefined) throw sourceError;
+    throw uploadError(error, signal, { bucket, key, tenant, digest: declared });
+  }
+  if (sourceError !== undefined) throw sourceError;
+  const digest = source.digest;
+  if (declared === undefined) await promote(context, tenant, key, digest, signal);
+  return info(tenant, digest, source.size);
+}
+
+/** A multipart upload through lib-storage (a single PUT when the body fits in one part), aborted with `signal`. */
+async function uploadParts(
+  context: PutContext,
+  key: string,
+  body: Readable | Uint8Array,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal?.reason);
   signal?.addEventListener("abort", onAbort, { once: true });
   try {
     const upload = new Upload({
-      client,
+      client: context.client,
       params: {
-        Bucket: bucket,
+        Bucket: context.bucket,
         Key: key,
-        Body: rest,
+        Body: body,
         ContentType: CONTENT_TYPE,
         ChecksumAlgorithm: "SHA256",
       },
@@ -150,27 +197,23 @@ export async function putObject(
       abortController: controller,
     });
     await upload.done();
-  } catch (error) {
-    rest.destroy();
-    // Release the caller's body (not awaited: a body that never yields again must not hang us).
-    iterator.return?.(undefined)?.catch(() => {});
-    // The body's own failure (a digest mismatch, an abort, a broken source) is the real cause;
-    // lib-storage may report the failure of its clean-up request instead.
-    if (sourceError !== undefined) throw sourceError;
-    if (signal?.aborted) {
-      throw new ArtifactError("artifact_aborted", "The artifact put was aborted.", {
-        cause: signal.reason,
-        details: { tenant, bucket, key },
-      });
-    }
-    throw mapS3Error(error, { action: "put", bucket, key, tenant, digest: declared });
   } finally {
     signal?.removeEventListener("abort", onAbort);
   }
-  if (sourceError !== undefined) throw sourceError;
-  const digest = source.digest;
-  if (declared === undefined) await promote(context, tenant, key, digest, signal);
-  return info(tenant, digest, source.size);
+}
+
+function uploadError(
+  error: unknown,
+  signal: AbortSignal | undefined,
+  where: { bucket: string; key: string; tenant: string; digest: string | undefined },
+): ArtifactError {
+  if (signal?.aborted) {
+    return new ArtifactError("artifact_aborted", "The artifact put was aborted.", {
+      cause: signal.reason,
+      details: { tenant: where.tenant, bucket: where.bucket, key: where.key },
+    });
+  }
+  return mapS3Error(error, { action: "put", ...where });
 }
 
 /** Copies a staged object to its final key and removes the staged one. */

@@ -38,9 +38,11 @@ export interface ArtifactStat extends ArtifactInfo {
 export interface ArtifactPutOptions {
   /**
    * The digest the content must have. When given, a body that hashes to anything else is refused
-   * with `artifact_digest_mismatch` and nothing becomes visible; and when the object already
-   * exists the body is not read at all (a stream is left unconsumed: destroy it if you own it).
-   * Giving it also lets a store write the final object directly instead of staging it.
+   * with `artifact_digest_mismatch` and nothing becomes visible. A store may also skip reading the
+   * body when the object already exists (a stream is then left unconsumed: destroy it if you own
+   * it): the filesystem store always does, the S3 store when `size` is not declared or is above its
+   * multipart threshold (for smaller content one upload is cheaper than asking first). Giving it
+   * also lets a store write the final object directly instead of staging it.
    */
   readonly digest?: string;
   /** The length in bytes the content must have; a body of another length is `artifact_digest_mismatch`. */
