@@ -16,9 +16,9 @@ export interface DockerSandboxSpec {
   readonly env?: Readonly<Record<string, string>>;
   /** Absolute path of the workspace inside the container (default `/workspace`); created at open. */
   readonly workspace?: string;
-  /** CPU limit in cores, fractions allowed (Docker's `NanoCpus`). Default: no limit. */
+  /** CPU limit in cores, fractions allowed (Docker's `NanoCpus`). Default: 1. */
   readonly cpus?: number;
-  /** Memory limit in bytes, swap included (at least 6 MiB, Docker's minimum). Default: no limit. */
+  /** Memory limit in bytes, swap included (at least 6 MiB, Docker's minimum). Default: 1 GiB. */
   readonly memoryBytes?: number;
   /** Most processes (and threads) alive in the container at once (default 256). */
   readonly pidsLimit?: number;
@@ -27,8 +27,15 @@ export interface DockerSandboxSpec {
    * interface but loopback.
    */
   readonly network?: "none";
-  /** User commands run as, `name`, `uid` or `uid:gid` (default: the image's user). */
+  /**
+   * User commands run as, `name`, `uid` or `uid:gid`. Default: the image's user when it is not
+   * root, else `65534:65534` (nobody). Name `"root"` (or `"0"`) to run as root; even then every
+   * capability is dropped and `no-new-privileges` is set.
+   */
   readonly user?: string;
-  /** Default timeout of each `exec` and `runCode` in milliseconds (default: none). */
-  readonly timeoutMs?: number;
+  /**
+   * Default timeout of each `exec` and `runCode` in milliseconds (default: core's
+   * `DEFAULT_EXEC_TIMEOUT_MS`, 10 minutes). `null` (or `Infinity`) turns it off.
+   */
+  readonly timeoutMs?: number | null;
 }

@@ -125,6 +125,73 @@ describe.skipIf(!check.available)(`docker sandbox integration (${check.reason})`
     expect(await gone(sandbox.id)).toBe(true);
   });
 
+  it("is safe without a spec: docker inspect shows the limits, no capability, no-new-privileges, nobody, no network", async () => {
+    const sandbox = await track(open());
+    const info = await docker.getContainer(sandbox.id).inspect();
+    expect(info.HostConfig).toMatchObject({
+      NanoCpus: 1_000_000_000,
+      Memory: 1024 ** 3,
+      MemorySwap: 1024 ** 3,
+      PidsLimit: 256,
+      NetworkMode: "none",
+      CapDrop: ["ALL"],
+      SecurityOpt: ["no-new-privileges"],
+    });
+    expect(info.Config.User, "the image runs as root, so the sandbox runs as nobody").toBe("65534:65534");
+    const inside = await sandbox.exec("id -u; grep -E 'Cap(Eff|Prm|Bnd)|NoNewPrivs' /proc/self/status");
+    expect(inside.stdout.split("\n")[0]).toBe("65534");
+    for (const line of inside.stdout.split("\n").filter((l) => l.startsWith("Cap")))
+      expect(line).toMatch(/:\s+0+$/);
+    expect(inside.stdout).toMatch(/NoNewPrivs:\s+1/);
+    // The workspace was handed to nobody through the archive API (no root exec, no capability).
+    expect((await sandbox.exec("touch made && stat -c %u made")).stdout).toBe("65534\n");
+  });
+
+  it("lets spec values override the defaults, root included (still without capabilities)", async () => {
+    const sandbox = await track(open({ cpus: 2, memoryBytes: 128 * 1024 ** 2, pidsLimit: 32, user: "root" }));
+    const info = await docker.getContainer(sandbox.id).inspect();
+    expect(info.HostConfig).toMatchObject({
+      NanoCpus: 2e9,
+      Memory: 128 * 1024 ** 2,
+      PidsLimit: 32,
+      CapDrop: ["ALL"],
+    });
+    expect(info.Config.User).toBe("root");
+    const inside = await sandbox.exec(
+      "id -u; grep CapEff /proc/self/status; chown 65534 /workspace 2>&1 || echo refused",
+    );
+    expect(inside.stdout).toMatch(/^0\nCapEff:\s+0+\n[\s\S]*refused/);
+  });
+
+  it("kills a detached, environment-clearing, SIGTERM-ignoring grandchild on timeout (found by its group id)", async () => {
+    const sandbox = await track(open());
+    const marker = `openrath-hostile-${process.pid}-${Date.now()}`;
+    const error = await errorOf(
+      sandbox.exec(
+        `(setsid env -i /bin/sh -c 'trap "" TERM HUP INT; while :; do sleep 0.1; done' ${marker} &); sleep 100`,
+        { timeoutMs: 800 },
+      ),
+    );
+    expect(error.code).toBe("exec_timeout");
+    const scan = await sandbox.exec(
+      "for d in /proc/[0-9]*; do tr '\\0' ' ' < $d/cmdline 2>/dev/null; echo; done",
+    );
+    expect(scan.stdout).not.toContain(marker);
+  });
+
+  it("reports sandbox_unavailable when close() cannot reach a dead daemon, and removes the container later", async () => {
+    const sandbox = await track(open());
+    // The same container through a client whose socket leads nowhere: a daemon that died.
+    const dead = new Dockerode({ socketPath: join(scratch, "dead-docker.sock") });
+    (sandbox as unknown as { container: Dockerode.Container }).container = dead.getContainer(sandbox.id);
+    const error = await errorOf(sandbox.close());
+    expect(error.code).toBe("sandbox_unavailable");
+    expect(await gone(sandbox.id), "the container is still there: close() must not claim it is").toBe(false);
+    (sandbox as unknown as { container: Dockerode.Container }).container = docker.getContainer(sandbox.id);
+    await sandbox.close();
+    expect(await gone(sandbox.id)).toBe(true);
+  });
+
   it("enforces the pids limit, and recovers once the processes end", async () => {
     const sandbox = await track(open({ pidsLimit: 16 }));
     const result = await sandbox.exec("i=0; while [ $i -lt 40 ]; do sleep 2 & i=$((i+1)); done; wait", {
@@ -226,10 +293,14 @@ describe.skipIf(!check.available)(`docker sandbox integration (${check.reason})`
     expect(processes.stdout).not.toMatch(/tick|tock|sleep 100/);
   });
 
-  it("runs commands as the spec's user and writes files owned by it", async () => {
+  it("runs commands as the spec's user (each with a group of its own) and writes files owned by it", async () => {
     const sandbox = await track(open({ user: "65534:65534", workspace: "/home/nobody/work" }));
     expect(sandbox.workspace).toBe("/home/nobody/work");
-    expect((await sandbox.exec("id -u; id -g; pwd")).stdout).toBe("65534\n65534\n/home/nobody/work\n");
+    const ids = (await sandbox.exec("id -u; id -g; pwd")).stdout.split("\n");
+    expect(ids[0]).toBe("65534");
+    expect(ids[2]).toBe("/home/nobody/work");
+    const again = (await sandbox.exec("id -g")).stdout.trim();
+    expect(Number(ids[1]), "two commands share a group id").not.toBe(Number(again));
     await sandbox.writeFile("sub/owned.txt", "mine");
     expect((await sandbox.exec("stat -c '%u:%g' sub sub/owned.txt")).stdout).toBe(
       "65534:65534\n65534:65534\n",

@@ -10,6 +10,7 @@ import {
 } from "@openrath/core";
 import type Dockerode from "dockerode";
 import type { DockerSandboxSpec } from "./docker-sandbox-spec.js";
+import { packEntries } from "./internal/archive.js";
 import { ContainerSandbox } from "./internal/container-sandbox.js";
 import {
   type DockerConnection,
@@ -32,7 +33,7 @@ import {
 } from "./internal/labels.js";
 import { LANGUAGES } from "./internal/languages.js";
 import { type ParsedSpec, parseSpec } from "./internal/parse-spec.js";
-import { KEEP_ALIVE, MAKE_WORKSPACE, SETUP } from "./internal/scripts.js";
+import { KEEP_ALIVE, SETUP } from "./internal/scripts.js";
 
 /** Options of {@link dockerSandbox}. */
 export interface DockerSandboxOptions {
@@ -275,6 +276,74 @@ export function dockerSandbox(
   };
 }
 
+/** The user nobody: what a sandbox runs as when neither the spec nor the image names a non-root one. */
+const NOBODY = "65534:65534";
+
+function isRoot(user: string): boolean {
+  const name = user.split(":")[0];
+  return name === "" || name === "root" || name === "0";
+}
+
+/** The spec's user, else the image's when it is not root, else nobody. */
+async function userFor(docker: Dockerode, spec: ParsedSpec): Promise<string> {
+  if (spec.user !== undefined) return spec.user;
+  const configured = (await docker.getImage(spec.image).inspect()).Config?.User ?? "";
+  return isRoot(configured) ? NOBODY : configured;
+}
+
+interface SetupReport {
+  readonly ready: boolean;
+  readonly realWorkspace: string;
+  readonly uid: number;
+  readonly gid: number;
+  /** The deepest existing ancestor of the workspace. */
+  readonly ancestor: string;
+  readonly missing: readonly string[];
+}
+
+function parseSetup(stdout: string): SetupReport | undefined {
+  const lines = stdout.split("\n");
+  if (lines.length < 5) return undefined;
+  const [state, realWorkspace, uid, gid, ancestor] = lines as [string, string, string, string, string];
+  const report = {
+    ready: state === "ok",
+    realWorkspace: realWorkspace.replace(/\/+$/, "") || "/",
+    uid: Number(uid),
+    gid: Number(gid),
+    ancestor,
+    missing: lines.slice(5).flatMap((line) => (line.startsWith("missing ") ? [line.slice(8)] : [])),
+  };
+  const sane =
+    Number.isSafeInteger(report.uid) &&
+    Number.isSafeInteger(report.gid) &&
+    report.realWorkspace.startsWith("/") &&
+    ancestor.startsWith("/");
+  return sane ? report : undefined;
+}
+
+/**
+ * Creates (or takes over) the workspace through the archive API, which sets owners from the
+ * archive's headers: no exec as root and no capability needed. The archive holds the missing
+ * directories below the deepest existing ancestor; a workspace that exists but is not writable
+ * is included too, so it is given to the sandbox user.
+ */
+async function makeWorkspace(
+  container: Dockerode.Container,
+  workspace: string,
+  setup: SetupReport,
+): Promise<void> {
+  const ancestor = setup.ancestor.replace(/\/+$/, "");
+  const rest = workspace.slice(ancestor.length).replace(/^\/+/, "");
+  const parts = rest.split("/").filter(Boolean);
+  const entries = parts.map((_, i) => ({
+    name: parts.slice(0, i + 1).join("/"),
+    type: "directory" as const,
+    uid: setup.uid,
+    gid: setup.gid,
+  }));
+  await container.putArchive(packEntries(entries), { path: ancestor || "/" });
+}
+
 async function openContainer(
   docker: Dockerode,
   endpoint: DockerEndpoint,
@@ -283,6 +352,12 @@ async function openContainer(
   labels: Readonly<Record<string, string>>,
   signal: AbortSignal | undefined,
 ): Promise<SandboxV1> {
+  let user: string;
+  try {
+    user = await abortable(userFor(docker, spec), signal);
+  } catch (error) {
+    throw openFailed(spec.image, endpoint, error, "inspect the image");
+  }
   const creating = docker.createContainer({
     name: `openrath-${randomUUID().slice(0, 13)}`,
     Image: spec.image,
@@ -290,7 +365,7 @@ async function openContainer(
     Cmd: [KEEP_ALIVE],
     Env: Object.entries(spec.env).map(([name, value]) => `${name}=${value}`),
     WorkingDir: spec.workspace,
-    ...(spec.user === undefined ? {} : { User: spec.user }),
+    User: user,
     Tty: false,
     OpenStdin: false,
     NetworkDisabled: true,
@@ -305,8 +380,12 @@ async function openContainer(
       NetworkMode: "none",
       AutoRemove: false,
       PidsLimit: spec.pidsLimit,
-      ...(spec.cpus === undefined ? {} : { NanoCpus: Math.round(spec.cpus * 1e9) }),
-      ...(spec.memoryBytes === undefined ? {} : { Memory: spec.memoryBytes, MemorySwap: spec.memoryBytes }),
+      NanoCpus: Math.round(spec.cpus * 1e9),
+      Memory: spec.memoryBytes,
+      MemorySwap: spec.memoryBytes,
+      // Root in the container (when asked for) keeps no capability, and no exec gains any.
+      CapDrop: ["ALL"],
+      SecurityOpt: ["no-new-privileges"],
     },
   });
   let container: Dockerode.Container | undefined;
@@ -334,67 +413,56 @@ async function openContainer(
       );
     }
     const programs = languages.map((language) => LANGUAGES[language]!.program);
-    let setup: { exitCode: number; stdout: string; stderr: string };
-    try {
-      setup = await abortable(
-        setupExec(container, ["/bin/sh", "-c", SETUP, "sh", spec.workspace, ...programs], spec.user),
-        signal,
-      );
-    } catch (error) {
-      throw openFailed(spec.image, endpoint, error, "run the workspace setup in the container");
-    }
-    const lines = setup.stdout.split("\n");
-    if (setup.exitCode !== 0 || lines.length < 4) {
-      throw new SandboxError(
-        "sandbox_open_failed",
-        `Setting up the workspace in image ${JSON.stringify(spec.image)} failed (exit ${setup.exitCode}): ${setup.stderr.trim() || setup.stdout.trim()}. The image needs /bin/sh with readlink and id.`,
-        { details: { image: spec.image } },
-      );
-    }
-    const [state, resolvedWorkspace, uidText, gidText] = lines as [string, string, string, string];
-    const missing = lines.slice(4).flatMap((line) => (line.startsWith("missing ") ? [line.slice(8)] : []));
-    if (missing.length > 0) {
-      const wanted = languages.filter((language) => missing.includes(LANGUAGES[language]!.program));
-      throw new SandboxError(
-        "sandbox_open_failed",
-        `The image ${JSON.stringify(spec.image)} lacks ${missing.join(", ")}, needed for the declared runCode language(s) ${wanted.join(", ")}. Use an image that has them, or declare fewer with dockerSandbox({ languages }).`,
-        { details: { image: spec.image, missing, languages } },
-      );
-    }
-    const uid = Number(uidText);
-    const gid = Number(gidText);
-    let realWorkspace = resolvedWorkspace;
-    if (state !== "ok") {
-      let made: { exitCode: number; stdout: string; stderr: string };
+    const runSetup = async () => {
+      let result: { exitCode: number; stdout: string; stderr: string };
       try {
-        made = await abortable(
-          setupExec(container, ["/bin/sh", "-c", MAKE_WORKSPACE, "sh", spec.workspace, `${uid}:${gid}`], "0"),
+        result = await abortable(
+          setupExec(container!, ["/bin/sh", "-c", SETUP, "sh", spec.workspace, ...programs], user),
           signal,
         );
       } catch (error) {
-        throw openFailed(spec.image, endpoint, error, "create the workspace");
+        throw openFailed(spec.image, endpoint, error, "run the workspace setup in the container");
       }
-      if (made.exitCode !== 0) {
+      const report = result.exitCode === 0 ? parseSetup(result.stdout) : undefined;
+      if (!report) {
         throw new SandboxError(
           "sandbox_open_failed",
-          `Cannot create the workspace ${spec.workspace} in image ${JSON.stringify(spec.image)}: ${made.stderr.trim()}.`,
-          { details: { image: spec.image, workspace: spec.workspace } },
+          `Setting up the workspace in image ${JSON.stringify(spec.image)} failed (exit ${result.exitCode}): ${result.stderr.trim() || result.stdout.trim()}. The image needs /bin/sh with readlink and id.`,
+          { details: { image: spec.image } },
         );
       }
-      realWorkspace = made.stdout.trim() || spec.workspace;
-    }
-    if (!Number.isSafeInteger(uid) || !Number.isSafeInteger(gid) || !realWorkspace.startsWith("/")) {
+      return report;
+    };
+    let setup = await runSetup();
+    if (setup.missing.length > 0) {
+      const wanted = languages.filter((language) => setup.missing.includes(LANGUAGES[language]!.program));
       throw new SandboxError(
         "sandbox_open_failed",
-        `The workspace setup in image ${JSON.stringify(spec.image)} printed unexpected output: ${JSON.stringify(setup.stdout)}.`,
-        { details: { image: spec.image } },
+        `The image ${JSON.stringify(spec.image)} lacks ${setup.missing.join(", ")}, needed for the declared runCode language(s) ${wanted.join(", ")}. Use an image that has them, or declare fewer with dockerSandbox({ languages }).`,
+        { details: { image: spec.image, missing: setup.missing, languages } },
       );
     }
+    if (!setup.ready) {
+      try {
+        await abortable(makeWorkspace(container, spec.workspace, setup), signal);
+      } catch (error) {
+        throw openFailed(spec.image, endpoint, error, `create the workspace ${spec.workspace}`);
+      }
+      setup = await runSetup();
+      if (!setup.ready) {
+        throw new SandboxError(
+          "sandbox_open_failed",
+          `Cannot create a writable workspace ${spec.workspace} in image ${JSON.stringify(spec.image)} for user ${user}. Pick a "workspace" under a directory that user may write, or another "user".`,
+          { details: { image: spec.image, workspace: spec.workspace, user } },
+        );
+      }
+    }
+    const { uid, gid, realWorkspace } = setup;
     return new ContainerSandbox({
       endpoint,
       container,
       spec,
-      realWorkspace: realWorkspace.replace(/\/+$/, "") || "/",
+      realWorkspace,
       uid,
       gid,
       languages,

@@ -14,15 +14,16 @@ import {
   decodeTextFile,
   OutputBuffer,
   outside,
+  resolveExecTimeout,
 } from "@openrath/core/backend";
 import type Dockerode from "dockerode";
+import { packEntries, readSingleFile } from "./archive.js";
 import { type DockerEndpoint, isConnectionError, messageOf, statusOf, unavailable } from "./docker-client.js";
 import { untrackContainer } from "./exit-cleanup.js";
 import { FrameDemuxer } from "./frame-demuxer.js";
 import { LANGUAGES } from "./languages.js";
 import type { ParsedSpec } from "./parse-spec.js";
-import { EXEC_MARKER, KILL_TREE, RESOLVE } from "./scripts.js";
-import { readTar, writeTar } from "./tar.js";
+import { KILL_GROUP_BASE, KILL_TREE, RESOLVE } from "./scripts.js";
 
 /** Everything a {@link ContainerSandbox} needs from `open`. */
 export interface ContainerSandboxInit {
@@ -64,6 +65,10 @@ const INTERNAL_TIMEOUT_MS = 60_000;
 const MAX_LISTING_BYTES = 64 * 1024 * 1024;
 /** Code longer than this goes through a file instead of an argument (Linux caps one argument at 128 KiB). */
 const MAX_INLINE_CODE_BYTES = 64 * 1024;
+/** The biggest file readFile brings into memory. */
+const MAX_READ_BYTES = 512 * 1024 * 1024;
+/** Group ids handed to commands wrap around after this many (far more than can run at once). */
+const KILL_GROUPS = 0x00ffffff;
 
 const S_IFMT = 0o170000;
 const S_IFDIR = 0o040000;
@@ -74,12 +79,6 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 function toBuffer(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-async function collect(stream: Readable): Promise<Uint8Array> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
 }
 
 /** One sandbox: a running container with its workspace. */
@@ -95,6 +94,8 @@ export class ContainerSandbox implements SandboxV1 {
   private readonly languages: readonly string[];
   private closed = false;
   private closing: Promise<void> | undefined;
+  /** The next command's own group id (see `KILL_GROUP_BASE`). */
+  private nextGroup = 0;
 
   constructor(init: ContainerSandboxInit) {
     this.endpoint = init.endpoint;
@@ -152,9 +153,10 @@ export class ContainerSandbox implements SandboxV1 {
       });
     }
     if (resolved.type !== "f") this.throwMissingOrOther(resolved, path);
-    let archive: Uint8Array;
+    let entry: Awaited<ReturnType<typeof readSingleFile>>;
     try {
-      archive = await collect((await this.container.getArchive({ path: resolved.path })) as Readable);
+      const stream = (await this.container.getArchive({ path: resolved.path })) as Readable;
+      entry = await readSingleFile(stream, path, MAX_READ_BYTES);
     } catch (error) {
       if (statusOf(error) === 404 && !/no such container/i.test(messageOf(error))) {
         throw new SandboxError(
@@ -168,14 +170,12 @@ export class ContainerSandbox implements SandboxV1 {
       }
       throw this.apiError(error, `read ${JSON.stringify(path)}`);
     }
-    const entry = readTar(archive)[0];
-    if (entry === undefined || entry.type !== "file") {
+    if (entry.type !== "file") {
       throw new SandboxError("not_a_file", `${JSON.stringify(path)} is not a regular file.`, {
         details: { path },
       });
     }
-    const bytes = new Uint8Array(entry.data);
-    return options.encoding === "bytes" ? bytes : decodeTextFile(bytes, path);
+    return options.encoding === "bytes" ? entry.data : decodeTextFile(entry.data, path);
   }
 
   async writeFile(path: string, data: string | Uint8Array): Promise<{ readonly bytesWritten: number }> {
@@ -183,7 +183,7 @@ export class ContainerSandbox implements SandboxV1 {
     const relative = confinePath(path, this.workspace);
     if (typeof data !== "string" && !(data instanceof Uint8Array)) {
       throw new SandboxError(
-        "unsupported",
+        "invalid_argument",
         `writeFile takes a string or a Uint8Array, got ${data === null ? "null" : typeof data}.`,
         { details: { path } },
       );
@@ -226,7 +226,7 @@ export class ContainerSandbox implements SandboxV1 {
     const slash = resolved.path.lastIndexOf("/");
     const directory = slash <= 0 ? "/" : resolved.path.slice(0, slash);
     const name = resolved.path.slice(slash + 1);
-    const archive = writeTar([
+    const archive = packEntries([
       {
         name,
         type: "file",
@@ -237,7 +237,7 @@ export class ContainerSandbox implements SandboxV1 {
       },
     ]);
     try {
-      await this.container.putArchive(toBuffer(archive), { path: directory, noOverwriteDirNonDir: "true" });
+      await this.container.putArchive(archive, { path: directory, noOverwriteDirNonDir: "true" });
     } catch (error) {
       throw this.apiError(error, `write ${JSON.stringify(path)}`);
     }
@@ -300,7 +300,7 @@ export class ContainerSandbox implements SandboxV1 {
       );
     }
     if (typeof code !== "string") {
-      throw new SandboxError("unsupported", `runCode takes the code as a string, got ${typeof code}.`, {
+      throw new SandboxError("invalid_argument", `runCode takes the code as a string, got ${typeof code}.`, {
         details: { language },
       });
     }
@@ -312,17 +312,15 @@ export class ContainerSandbox implements SandboxV1 {
     const file = `/tmp/.openrath-code-${randomUUID()}.${runner.extension}`;
     try {
       await this.container.putArchive(
-        toBuffer(
-          writeTar([
-            {
-              name: file.slice(5),
-              type: "file",
-              data: new TextEncoder().encode(code),
-              uid: this.uid,
-              gid: this.gid,
-            },
-          ]),
-        ),
+        packEntries([
+          {
+            name: file.slice(5),
+            type: "file",
+            data: new TextEncoder().encode(code),
+            uid: this.uid,
+            gid: this.gid,
+          },
+        ]),
         { path: "/tmp" },
       );
     } catch (error) {
@@ -331,12 +329,18 @@ export class ContainerSandbox implements SandboxV1 {
     try {
       return await this.exec([...runner.file, file], rest);
     } finally {
-      await this.run(["rm", "-f", file], { user: "0", timeoutMs: INTERNAL_TIMEOUT_MS }).catch(
+      await this.run(["rm", "-f", file], { user: this.helperUser, timeoutMs: INTERNAL_TIMEOUT_MS }).catch(
         () => undefined,
       );
     }
   }
 
+  /**
+   * Removes the container. Idempotent; a container already gone counts as removed. When the
+   * daemon cannot be reached the call rejects with `sandbox_unavailable` and the container stays
+   * tracked (the exit clean-up and `removeOrphanedSandboxes()` still find it); a later `close()`
+   * tries again.
+   */
   close(): Promise<void> {
     this.closed = true;
     this.closing ??= (async () => {
@@ -347,12 +351,22 @@ export class ContainerSandbox implements SandboxV1 {
         // 404: already gone; 409: a removal is already in progress.
         if (status !== 404 && status !== 409) {
           this.closing = undefined;
-          throw this.apiError(error, `remove container ${this.id.slice(0, 12)}`);
+          if (isConnectionError(error)) throw unavailable(this.endpoint, error);
+          throw new SandboxError(
+            "sandbox_remote_error",
+            `Docker failed to remove container ${this.id.slice(0, 12)}: ${messageOf(error)}. Call close() again, or removeOrphanedSandboxes() later.`,
+            { cause: error, details: { id: this.id, ...(status === undefined ? {} : { status }) } },
+          );
         }
       }
       untrackContainer(this.id);
     })();
     return this.closing;
+  }
+
+  /** The user of the sandbox's own helpers: the sandbox user with its own group. */
+  private get helperUser(): string {
+    return `${this.uid}:${this.gid}`;
   }
 
   /** The argv of `command`: a string runs through `/bin/sh -c`, an array as it is. */
@@ -364,7 +378,7 @@ export class ContainerSandbox implements SandboxV1 {
       command.some((part) => typeof part !== "string" || part.includes("\0"))
     ) {
       throw new SandboxError(
-        "unsupported",
+        "invalid_argument",
         `exec takes a shell string or a non-empty argv array of strings without NUL bytes, got ${JSON.stringify(command)}.`,
         { details: { command } },
       );
@@ -457,7 +471,7 @@ export class ContainerSandbox implements SandboxV1 {
     const result = await this.run(["/bin/sh", "-c", RESOLVE, "sh", mode, this.realWorkspace, absolute], {
       timeoutMs: INTERNAL_TIMEOUT_MS,
       maxOutputBytes: MAX_LISTING_BYTES,
-      ...(this.spec.user === undefined ? {} : { user: this.spec.user }),
+      user: this.helperUser,
     });
     if (result.exitCode !== 0 || result.truncated) {
       throw new SandboxError(
@@ -481,19 +495,10 @@ export class ContainerSandbox implements SandboxV1 {
    */
   private async run(argv: readonly string[], options: RunOptions): Promise<ExecResult> {
     const started = performance.now();
-    const timeoutMs = options.timeoutMs ?? this.spec.timeoutMs;
-    if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs <= 0)) {
-      throw new SandboxError(
-        "invalid_argument",
-        `timeoutMs must be a positive number of milliseconds, got ${timeoutMs}.`,
-        {
-          details: { timeoutMs },
-        },
-      );
-    }
+    const timeoutMs = resolveExecTimeout(options.timeoutMs, this.spec.timeoutMs);
     const env = Object.entries(checkEnv(options.env)).map(([name, value]) => `${name}=${value}`);
-    const marker = randomUUID();
-    env.push(`${EXEC_MARKER}=${marker}`);
+    // Every command gets a group id of its own, which all its descendants keep (see KILL_TREE).
+    const group = KILL_GROUP_BASE + (this.nextGroup++ % KILL_GROUPS);
     const stdin =
       options.stdin === undefined
         ? undefined
@@ -506,7 +511,7 @@ export class ContainerSandbox implements SandboxV1 {
     const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     const stdout = new OutputBuffer(maxBytes, options.onStdout);
     const stderr = new OutputBuffer(maxBytes, options.onStderr);
-    const user = options.user ?? this.spec.user;
+    const user = options.user ?? `${this.uid}:${group}`;
 
     let exec: Dockerode.Exec;
     let stream: Duplex;
@@ -558,7 +563,7 @@ export class ContainerSandbox implements SandboxV1 {
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     const stop = new Promise<"timeout" | "aborted">((resolve) => {
-      if (timeoutMs !== undefined) timer = setTimeout(() => resolve("timeout"), timeoutMs);
+      if (Number.isFinite(timeoutMs)) timer = setTimeout(() => resolve("timeout"), timeoutMs);
       if (signal) {
         onAbort = () => resolve("aborted");
         if (signal.aborted) onAbort();
@@ -570,7 +575,7 @@ export class ContainerSandbox implements SandboxV1 {
     try {
       const outcome = await Promise.race([finished, stop]);
       if (outcome === "timeout" || outcome === "aborted") {
-        const killed = options.killOnStop === false ? false : await this.killTree(marker);
+        const killed = options.killOnStop === false ? false : await this.killTree(group);
         await Promise.race([ended.catch(() => undefined), sleep(2_000)]);
         stream.destroy();
         throw this.stopped(outcome, stdout.text(), stderr.text(), timeoutMs, killed);
@@ -595,7 +600,7 @@ export class ContainerSandbox implements SandboxV1 {
     reason: "timeout" | "aborted",
     stdout: string,
     stderr: string,
-    timeoutMs: number | undefined,
+    timeoutMs: number,
     killed: boolean,
   ): SandboxError {
     const what =
@@ -609,7 +614,7 @@ export class ContainerSandbox implements SandboxV1 {
       details: {
         stdout,
         stderr,
-        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+        ...(Number.isFinite(timeoutMs) ? { timeoutMs } : {}),
         ...(killed ? {} : { killed }),
       },
     });
@@ -636,10 +641,10 @@ export class ContainerSandbox implements SandboxV1 {
    * Docker cannot start while the container is out of pids (a fork bomb), so it is retried for a
    * few seconds. Returns whether a kill pass ran.
    */
-  private async killTree(marker: string): Promise<boolean> {
+  private async killTree(group: number): Promise<boolean> {
     for (let attempt = 0; attempt < 8 && !this.closed; attempt++) {
-      const result = await this.run(["/bin/sh", "-c", KILL_TREE, "sh", marker], {
-        user: "0",
+      const result = await this.run(["/bin/sh", "-c", KILL_TREE, "sh", String(group)], {
+        user: this.helperUser,
         timeoutMs: 15_000,
         killOnStop: false,
       }).catch(() => undefined);

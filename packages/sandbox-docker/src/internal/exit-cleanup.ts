@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import type Dockerode from "dockerode";
+import { onExit as onProcessExit } from "signal-exit";
 import type { DockerEndpoint } from "./docker-client.js";
 
 interface Live {
@@ -9,19 +10,20 @@ interface Live {
 
 /** Containers this process created and has not removed yet, by id. */
 const live = new Map<string, Live>();
-const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 let installed = false;
 
 /**
- * Remembers a container so it is removed if the process is interrupted or exits without closing
- * it. The hooks are installed on first use only, so importing the package changes nothing.
+ * Remembers a container so it is removed if the process exits without closing it — normally,
+ * through `process.exit`, or by SIGINT, SIGTERM, SIGHUP and the other signals `signal-exit`
+ * covers (it re-raises the signal afterwards). The hook is installed on first use only, so
+ * importing the package changes nothing. A process killed by SIGKILL runs no hook: its containers
+ * are left to `removeOrphanedSandboxes()`.
  */
 export function trackContainer(id: string, docker: Dockerode, endpoint: DockerEndpoint): void {
   live.set(id, { docker, endpoint });
   if (installed) return;
   installed = true;
-  for (const signal of SIGNALS) process.on(signal, onSignal);
-  process.on("exit", onExit);
+  onProcessExit(() => onExit());
 }
 
 /** Forgets a container that was removed. */
@@ -29,26 +31,8 @@ export function untrackContainer(id: string): void {
   live.delete(id);
 }
 
-async function onSignal(signal: NodeJS.Signals): Promise<void> {
-  const removing = [...live].map(([id, { docker }]) =>
-    docker
-      .getContainer(id)
-      .remove({ force: true })
-      .then(() => live.delete(id))
-      .catch(() => undefined),
-  );
-  await Promise.race([
-    Promise.allSettled(removing),
-    new Promise((resolve) => setTimeout(resolve, 5_000).unref()),
-  ]);
-  // Listening to a signal disables Node's default action (exit). When nobody else listens, restore
-  // it and raise the signal again, so the process still ends the way it was asked to.
-  process.off(signal, onSignal);
-  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-}
-
 /**
- * Runs at process exit, where nothing asynchronous can finish: hands the containers still alive to
+ * Runs at process exit (or on a fatal signal), where nothing asynchronous can finish: hands the containers still alive to
  * a detached Node process that deletes them through the Engine API after this one is gone. Only
  * plain HTTP endpoints (a Unix socket or http://) are handled; TLS endpoints are left to
  * `removeOrphanedSandboxes`.

@@ -13,14 +13,22 @@ function invalidField(spec: unknown, defaultImage?: string): unknown {
 }
 
 describe("parseSpec", () => {
-  it("applies the defaults", () => {
+  it("applies the safe defaults: one CPU, 1 GiB without swap, 256 processes, no network", () => {
     expect(parseSpec({ image: "busybox" })).toEqual({
       image: "busybox",
       env: {},
       workspace: "/workspace",
+      cpus: 1,
+      memoryBytes: 1024 ** 3,
       pidsLimit: 256,
       network: "none",
     });
+  });
+
+  it("takes null or Infinity as the timeout opt-out, stored as null so the spec survives JSON", () => {
+    expect(parseSpec({ image: "x", timeoutMs: null }).timeoutMs).toBe(null);
+    expect(parseSpec({ image: "x", timeoutMs: Number.POSITIVE_INFINITY }).timeoutMs).toBe(null);
+    expect(parseSpec({ image: "x", timeoutMs: 1.5 }).timeoutMs).toBe(1.5);
   });
 
   it("uses the factory's default image for an empty or missing spec", () => {
@@ -76,7 +84,8 @@ describe("parseSpec", () => {
       [{ image: "x", user: "a b" }, "user"],
       [{ image: "x", user: 1000 }, "user"],
       [{ image: "x", timeoutMs: 0 }, "timeoutMs"],
-      [{ image: "x", timeoutMs: 1.5 }, "timeoutMs"],
+      [{ image: "x", timeoutMs: -1 }, "timeoutMs"],
+      [{ image: "x", timeoutMs: "10" }, "timeoutMs"],
     ];
     for (const [spec, field] of cases) expect(invalidField(spec), JSON.stringify(spec)).toBe(field);
   });

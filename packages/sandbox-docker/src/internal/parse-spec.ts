@@ -1,4 +1,5 @@
 import { SandboxError } from "@openrath/core";
+import { checkTimeout } from "@openrath/core/backend";
 import type { DockerSandboxSpec } from "../docker-sandbox-spec.js";
 
 /** A spec after {@link parseSpec}: defaults applied, every field checked. */
@@ -6,6 +7,8 @@ export interface ParsedSpec extends DockerSandboxSpec {
   readonly image: string;
   readonly env: Readonly<Record<string, string>>;
   readonly workspace: string;
+  readonly cpus: number;
+  readonly memoryBytes: number;
   readonly pidsLimit: number;
   readonly network: "none";
 }
@@ -14,6 +17,10 @@ export interface ParsedSpec extends DockerSandboxSpec {
 export const DEFAULT_WORKSPACE = "/workspace";
 /** Default `pidsLimit`. */
 export const DEFAULT_PIDS_LIMIT = 256;
+/** Default `cpus`: one core. */
+export const DEFAULT_CPUS = 1;
+/** Default `memoryBytes`: 1 GiB, swap included (so no swap). */
+export const DEFAULT_MEMORY_BYTES = 1024 * 1024 * 1024;
 /** Docker refuses memory limits under 6 MiB. */
 const MIN_MEMORY_BYTES = 6 * 1024 * 1024;
 /** Room for the keep-alive loop, the sandbox's own helper commands and at least one user command. */
@@ -123,7 +130,7 @@ export function parseSpec(spec: unknown, defaultImage?: string): ParsedSpec {
     workspace = value.replace(/\/+$/, "");
   }
 
-  let cpus: number | undefined;
+  let cpus = DEFAULT_CPUS;
   if (raw.cpus !== undefined) {
     if (typeof raw.cpus !== "number" || !Number.isFinite(raw.cpus) || raw.cpus <= 0 || raw.cpus * 1e9 < 1e6) {
       throw invalid(
@@ -137,7 +144,7 @@ export function parseSpec(spec: unknown, defaultImage?: string): ParsedSpec {
 
   const memoryBytes =
     raw.memoryBytes === undefined
-      ? undefined
+      ? DEFAULT_MEMORY_BYTES
       : positiveInteger("memoryBytes", raw.memoryBytes, MIN_MEMORY_BYTES);
   const pidsLimit =
     raw.pidsLimit === undefined
@@ -167,16 +174,27 @@ export function parseSpec(spec: unknown, defaultImage?: string): ParsedSpec {
     user = raw.user;
   }
 
-  const timeoutMs = raw.timeoutMs === undefined ? undefined : positiveInteger("timeoutMs", raw.timeoutMs);
+  let timeoutMs: number | null | undefined;
+  try {
+    const checked = checkTimeout(raw.timeoutMs, "timeoutMs");
+    // Infinity is null in a spec, so the spec survives JSON (a session's placement is serialized).
+    timeoutMs = checked === undefined ? undefined : Number.isFinite(checked) ? checked : null;
+  } catch {
+    throw invalid(
+      "timeoutMs",
+      raw.timeoutMs,
+      "it must be a positive number of milliseconds, or null (or Infinity) for no timeout",
+    );
+  }
 
   return {
     image,
     env,
     workspace,
+    cpus,
+    memoryBytes,
     pidsLimit,
     network: "none",
-    ...(cpus === undefined ? {} : { cpus }),
-    ...(memoryBytes === undefined ? {} : { memoryBytes }),
     ...(user === undefined ? {} : { user }),
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
   };

@@ -4,8 +4,14 @@
  * and take their inputs as positional arguments, never spliced into the script text.
  */
 
-/** Environment variable every user command carries, so its whole process tree can be found again. */
-export const EXEC_MARKER = "OPENRATH_EXEC_ID";
+/**
+ * The first of the group ids commands run with: every command gets a primary gid of its own
+ * (`KILL_GROUP_BASE + n`). A process cannot change its gids without CAP_SETGID, which every
+ * sandbox drops (and `no-new-privileges` makes setgid programs inert), so every descendant of a
+ * command, whatever it does — setsid, a cleared environment, SIGTERM ignored — keeps that gid and
+ * is found by it.
+ */
+export const KILL_GROUP_BASE = 0x6f000000;
 
 /**
  * PID 1 of every sandbox container: sleeps forever, reaps orphans (`wait` takes any child,
@@ -16,19 +22,18 @@ export const KEEP_ALIVE = "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait
 
 /**
  * Run at open as the sandbox user: `$1` the workspace. Prints `ok` when the workspace is a
- * writable directory, then its real path, the uid and gid, and `missing <program>` for each
- * further argument that is not on PATH.
+ * writable directory (else `missing-workspace`), then its real path, the uid and gid, the
+ * deepest existing ancestor of the workspace (where the archive that creates it is put), and
+ * `missing <program>` for each further argument that is not on PATH.
  */
 export const SETUP = `
 w=$1; shift
 if [ -d "$w" ] && [ -w "$w" ]; then echo ok; else echo missing-workspace; fi
 readlink -f "$w" 2>/dev/null || realpath "$w" 2>/dev/null || echo "$w"
 id -u; id -g
+a=$w; [ -d "$w" ] && a=\${w%/*}; while [ -n "$a" ] && [ ! -d "$a" ]; do a=\${a%/*}; done; echo "\${a:-/}"
 for c; do command -v "$c" >/dev/null 2>&1 || echo "missing $c"; done
 `;
-
-/** Run at open as root when the workspace is missing or not writable: `$1` workspace, `$2` `uid:gid`. */
-export const MAKE_WORKSPACE = `mkdir -p "$1" && chown "$2" "$1" && (readlink -f "$1" 2>/dev/null || realpath "$1")`;
 
 /**
  * Resolves a path the way the kernel would, so symlinks that leave the workspace are caught.
@@ -71,29 +76,20 @@ exit 0
 `;
 
 /**
- * Kills the whole process tree of one command, run as root after a timeout or an abort: `$1` is
- * the command's marker value. Docker has no way to kill an exec, so this finds every process whose
- * environment carries the marker, and every process in their process groups and sessions (which
- * catches children that cleared their environment), and SIGKILLs them, repeating until a pass
- * finds nothing (a process may fork while the first pass runs).
+ * Kills every process of one command, run as the sandbox user after a timeout or an abort: `$1`
+ * is the command's group id (see {@link KILL_GROUP_BASE}). It SIGKILLs every process whose real
+ * gid is that one, in passes until one finds nothing (a process may fork while a pass runs).
+ * Same uid, so no capability is needed to signal them.
  */
 export const KILL_TREE = `
-id=${EXEC_MARKER}=$1 me=$$ g=" " n=0 found=1
-while [ $found = 1 ] && [ $n -lt 6 ]; do
+me=$$ n=0 found=1
+while [ $found = 1 ] && [ $n -lt 20 ]; do
   found=0 n=$((n + 1))
   for d in /proc/[0-9]*; do
     p=\${d#/proc/}
     [ "$p" = 1 ] || [ "$p" = "$me" ] && continue
-    st=$(cat "$d/stat" 2>/dev/null) || continue
-    st=\${st##*) }
-    set -- $st
-    [ "$1" = Z ] && continue
-    hit=0
-    case "$g" in *" $3 "*|*" $4 "*) hit=1 ;; esac
-    if [ $hit = 0 ] && tr '\\000' '\\n' < "$d/environ" 2>/dev/null | grep -qx "$id"; then
-      hit=1 g="$g$3 $4 "
-    fi
-    if [ $hit = 1 ]; then kill -9 "$p" 2>/dev/null && found=1; fi
+    g=; { while read -r k v _; do [ "$k" = Gid: ] && { g=$v; break; }; done < "$d/status"; } 2>/dev/null
+    if [ "$g" = "$1" ]; then kill -s KILL "$p" 2>/dev/null && found=1; fi
   done
 done
 exit 0
