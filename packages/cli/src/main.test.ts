@@ -49,6 +49,7 @@ describe("openrath (no command), --help, --version", () => {
         "demo",
         "lineage",
         "replay",
+        "sandboxes prune",
         "sessions list",
         "sessions show",
         "sessions prune",
@@ -94,7 +95,7 @@ describe("usage errors: one line on stderr, exit 2", () => {
   it.each([
     [
       ["bogus"],
-      'openrath: unknown command: "bogus"; commands: demo, lineage, replay, sessions; see openrath --help',
+      'openrath: unknown command: "bogus"; commands: demo, lineage, replay, sandboxes, sessions; see openrath --help',
     ],
     [["--bogus"], 'openrath: an option needs a command before it: "--bogus"'],
     [["lineage", "x", "--bogus"], "openrath: unknown option --bogus for openrath lineage"],

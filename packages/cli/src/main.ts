@@ -4,6 +4,7 @@ import { OpenRathError } from "@openrath/core";
 import { demoCommand } from "./commands/demo-command.js";
 import { lineageCommand } from "./commands/lineage-command.js";
 import { replayCommand } from "./commands/replay-command.js";
+import { sandboxesCommand } from "./commands/sandboxes-command.js";
 import { sessionsCommand } from "./commands/sessions-command.js";
 import { parseArgs, UsageError } from "./internal/args.js";
 import { colors } from "./internal/colors.js";
@@ -37,6 +38,7 @@ const COMMANDS: readonly (Command | CommandGroup)[] = [
   demoCommand,
   lineageCommand,
   replayCommand,
+  sandboxesCommand,
   sessionsCommand,
 ];
 
