@@ -19,9 +19,13 @@ import {
 } from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 let aptUpdated = false;
+
+/** The repository root (this file lives in tooling/scripts). */
+const SCRIPTS_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 /** Whether `command` is on PATH. */
 export function have(command) {
@@ -86,6 +90,7 @@ const SERVICES = {
     if (spawnSync("docker", ["image", "inspect", DOCKER_TEST_IMAGE], { stdio: "ignore" }).status !== 0) {
       importBusyboxImage();
     }
+    removeOrphanedDockerSandboxes();
     return { OPENRATH_TEST_DOCKER: "1", OPENRATH_TEST_DOCKER_IMAGE: DOCKER_TEST_IMAGE };
   },
 
@@ -338,6 +343,36 @@ function freePort() {
 
 /** The image the docker sandbox tests run: busybox's applets (sh, awk, find, …) and nothing else. */
 const DOCKER_TEST_IMAGE = "openrath-test/busybox:1";
+
+/**
+ * Removes the sandbox containers of test processes that died before closing them (a killed
+ * run), through the docker backend's own `removeOrphanedSandboxes()`, so one crashed run does
+ * not leave containers (and their pids and memory) to the next. Best effort: a failure is
+ * reported, not fatal.
+ */
+function removeOrphanedDockerSandboxes() {
+  const result = spawnSync(
+    process.execPath,
+    [
+      "--conditions=@openrath/source",
+      "--import",
+      "tsx",
+      "-e",
+      'import("@openrath/sandbox-docker").then(async (m) => { const removed = await m.removeOrphanedSandboxes(); if (removed.length > 0) console.error("removed " + removed.length + " orphaned sandbox container(s)"); })',
+    ],
+    {
+      cwd: join(SCRIPTS_ROOT, "packages", "sandbox-docker"),
+      stdio: ["ignore", "inherit", "pipe"],
+      encoding: "utf8",
+      timeout: 60_000,
+    },
+  );
+  if (result.status !== 0) {
+    process.stderr.write(
+      `! removeOrphanedSandboxes failed: ${(result.stderr ?? "").trim().split("\n").pop()}\n`,
+    );
+  }
+}
 
 /** Whether a Docker daemon answers on the default socket. */
 function dockerAnswers() {
