@@ -6,6 +6,7 @@ import {
   lineageToDot,
   lineageToJsonl,
   lineageToMermaid,
+  lineageToText,
   OpenRathError,
   provenance,
   Session,
@@ -367,7 +368,7 @@ describe("lineageToMermaid and lineageToDot", () => {
   it("escape quotes and angle brackets in Mermaid labels", () => {
     const tricky = Session.fromUserMessage("q").fork({ operator: 'Agent("<coder>")' });
     const mermaid = lineageToMermaid(tricky);
-    expect(mermaid).toContain("Agent(#quot;#lt;coder#gt;#quot;)");
+    expect(mermaid).toContain("Agent(#34;#60;coder#62;#34;)");
     expect(mermaid).not.toContain('Agent("');
   });
 
@@ -392,6 +393,73 @@ describe("lineageToMermaid and lineageToDot", () => {
   it("give the same drawing for a graph as for the sessions it came from", () => {
     expect(lineageToMermaid(lineageGraph(merged))).toBe(lineageToMermaid(merged));
     expect(lineageToDot([left, right])).toBe(lineageToDot(lineageGraph(left, right)));
+  });
+});
+
+describe("lineage exports of hostile labels", () => {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters that must not get through.
+  const BREAKERS = /[\r\u2028\u202e\u001b]/;
+  // Everything that breaks a line, a Mermaid statement, a label, a comment or a terminal.
+  const nasty = 'x\ny\r\n%% comment"]) --> s0\n#quot; `tick` ; end\u2028\u202e\u001b[31m|{}<>\\';
+  /** A session whose id, op and operator are all hostile, restored from JSON as an attacker would. */
+  function hostile(): Session {
+    const parent = Session.fromUserMessage("q").fork({ operator: nasty });
+    const json = JSON.parse(JSON.stringify(parent.derive({ op: nasty, operator: nasty })));
+    const id = `${nasty}-id`;
+    for (const node of json.lineage) if (node.id === json.id) node.id = id;
+    json.id = id;
+    return Session.fromJSON(json);
+  }
+
+  it("Mermaid: every node and edge stays one statement, no %% and no raw breaker survives", () => {
+    const graph = lineageGraph(hostile());
+    const mermaid = lineageToMermaid(graph);
+    const lines = mermaid.trimEnd().split("\n");
+    expect(mermaid).not.toContain("%%");
+    expect(mermaid).not.toMatch(BREAKERS);
+    expect(mermaid).not.toContain("`");
+    const nodes = lines.filter((l) => /^ {2}s\d+[[({>]/.test(l));
+    const edges = lines.filter((l) => l.includes("-->"));
+    expect(nodes).toHaveLength(graph.nodes.length);
+    expect(edges).toHaveLength(graph.edges.length);
+    for (const line of nodes) {
+      // One quoted label: opening shape, "…", closing shape, nothing else, no quote inside.
+      expect(line).toMatch(/^ {2}s\d+(\(\[|\{\{|\{|\[\[|\[\/|>|\[)"[^"]*"(\]\)|\}\}|\}|\]\]|\\\]|\])$/);
+    }
+    for (const line of edges) expect(line).toMatch(/^ {2}s\d+ -->\|"[^"|]*"\| s\d+$/);
+    // The only lines are the header, nodes, edges, classes and class styles.
+    expect(lines.length).toBe(
+      1 + nodes.length + edges.length + lines.filter((l) => /^ {2}class(Def)? /.test(l)).length,
+    );
+    // The text is still there, as entity codes Mermaid renders back.
+    expect(mermaid).toContain("x#10;y#13;#10;#37;#37; comment#34;#93;) --#62; s0#10;#35;quot#59;");
+  });
+
+  it("text: one line per node, controls and overrides shown as escapes", () => {
+    const session = hostile();
+    const text = lineageToText(session, { ids: true });
+    const lines = text.trimEnd().split("\n");
+    expect(lines).toHaveLength(lineageGraph(session).nodes.length);
+    expect(text).not.toMatch(BREAKERS);
+    expect(lines[1]).toContain("x\\u{a}y\\u{d}\\u{a}%% comment");
+    expect(lines[1]).toContain("\\u{202e}\\u{1b}[31m");
+  });
+
+  it("DOT: every label stays one quoted string on its line", () => {
+    const dot = lineageToDot(hostile());
+    const labels = dot.split("\n").filter((l) => l.includes("[label="));
+    expect(labels).toHaveLength(3 + 2);
+    for (const line of labels)
+      expect(line).toMatch(/^ {2}s\d+( -> s\d+)? \[label="([^"\\]|\\.)*"(, shape=[a-z0-9]+)?\];$/);
+    expect(dot).not.toMatch(BREAKERS);
+  });
+
+  it("lineage extras nested absurdly deep are a coded error, not a stack overflow", () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const error = thrown(() => Session.fromUserMessage("q").fork({ extras: { deep: deep as never } }));
+    expect(error.code).toBe("invalid_argument");
+    expect(error.message).toContain("deeper than 512 levels");
   });
 });
 

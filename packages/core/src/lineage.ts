@@ -1,5 +1,7 @@
 import type { Chunk } from "./chunk.js";
 import { OpenRathError } from "./errors.js";
+import { exceedsDepth, MAX_JSON_DEPTH } from "./internal/json-checks.js";
+import { dotText, mermaidText, terminalText } from "./internal/label-escape.js";
 import type { JsonValue } from "./json.js";
 import { creditedRecall, type RecallCredit } from "./memory-provenance.js";
 import type { Usage } from "./usage.js";
@@ -72,7 +74,19 @@ export class LineageNode {
           : parents.length === 1
             ? parents[0]
             : Object.freeze(parents.slice());
-    this.extras = Object.keys(extras).length === 0 ? NO_EXTRAS : Object.freeze({ ...extras });
+    if (extras === NO_EXTRAS || Object.keys(extras).length === 0) {
+      this.extras = NO_EXTRAS;
+    } else {
+      // Extras are serialized with the session (JSON, logs), which absurd nesting would overflow.
+      if (exceedsDepth(extras, MAX_JSON_DEPTH)) {
+        throw new OpenRathError(
+          "invalid_argument",
+          `Lineage extras of session ${id} nest deeper than ${MAX_JSON_DEPTH} levels; flatten them or store a JSON string.`,
+          { details: { id } },
+        );
+      }
+      this.extras = Object.freeze({ ...extras });
+    }
     const idTime = timeOfId(id);
     this.at =
       idTime !== undefined && (createdAt === undefined || createdAt === idTime)
@@ -308,19 +322,19 @@ const MERMAID_STYLE: Record<string, string> = {
 
 /**
  * The lineage as a Mermaid flowchart, left to right. Fork, merge, loop, compress and leaf nodes
- * have distinct shapes and classes (`op-fork`, `op-merge`, …) for styling.
+ * have distinct shapes and classes (`op-fork`, `op-merge`, …) for styling. Every label is
+ * escaped: characters with a meaning in Mermaid (quotes, brackets, `#`, `%%`, newlines, …)
+ * become entity codes, so no operator name or id can break out of its node.
  */
 export function lineageToMermaid(input: LineageGraph | LineageSource | readonly LineageSource[]): string {
   const graph = toGraph(input);
   const ids = new Map(graph.nodes.map((n, i) => [n.id, `s${i}`]));
-  const esc = (s: string) =>
-    s.replace(/"/g, "#quot;").replace(/</g, "#lt;").replace(/>/g, "#gt;").replace(/\|/g, "#124;");
   const out = ["flowchart LR"];
   for (const n of graph.nodes) {
     const [open, close] = MERMAID_SHAPE[n.op] ?? ["[", "]"];
-    out.push(`  ${ids.get(n.id)}${open}"${label(n).map(esc).join("<br/>")}"${close}`);
+    out.push(`  ${ids.get(n.id)}${open}"${label(n).map(mermaidText).join("<br/>")}"${close}`);
   }
-  for (const e of graph.edges) out.push(`  ${ids.get(e.from)} -->|"${esc(e.op)}"| ${ids.get(e.to)}`);
+  for (const e of graph.edges) out.push(`  ${ids.get(e.from)} -->|"${mermaidText(e.op)}"| ${ids.get(e.to)}`);
   const byOp = new Map<string, string[]>();
   for (const n of graph.nodes) byOp.set(n.op, [...(byOp.get(n.op) ?? []), ids.get(n.id)!]);
   for (const [op, members] of byOp) {
@@ -342,11 +356,14 @@ const DOT_SHAPE: Record<string, string> = {
   detach: "cds",
 };
 
-/** The lineage as a Graphviz DOT digraph, left to right, one shape per operation kind. */
+/**
+ * The lineage as a Graphviz DOT digraph, left to right, one shape per operation kind. Labels are
+ * escaped (quotes, backslashes; control characters shown as `\u{…}`).
+ */
 export function lineageToDot(input: LineageGraph | LineageSource | readonly LineageSource[]): string {
   const graph = toGraph(input);
   const ids = new Map(graph.nodes.map((n, i) => [n.id, `s${i}`]));
-  const esc = (s: string) => s.replace(/\\/g, "\\\\").replace(/"/g, '\\"');
+  const esc = dotText;
   const out = ["digraph lineage {", "  rankdir=LR;", '  node [shape=box, fontname="Helvetica"];'];
   for (const n of graph.nodes) {
     out.push(
@@ -362,6 +379,8 @@ export function lineageToDot(input: LineageGraph | LineageSource | readonly Line
  * The lineage as a terminal tree, roots first. A node with several parents (a merge) is drawn
  * under its first parent and referenced as `↳ merged into #n` under the others. Nodes are numbered
  * `#1…` in topological order; with `ids: true` each line also shows the short session id.
+ * Ops, operators and ids are printed with control characters, line separators and bidirectional
+ * overrides shown as `\u{…}` escapes, so each node stays on its own line.
  */
 export function lineageToText(
   input: LineageGraph | LineageSource | readonly LineageSource[],
@@ -380,8 +399,8 @@ export function lineageToText(
   const line = (n: LineageGraphNode) => {
     const facts = [`${n.chunkCount} chunk${n.chunkCount === 1 ? "" : "s"}`];
     if (n.usage && n.usage.totalTokens > 0) facts.push(`${n.usage.totalTokens} tokens`);
-    const id = options.ids ? ` ${shortId(n.id)}` : "";
-    return `#${number.get(n.id)}${id} ${n.op} ${n.operator} (${facts.join(", ")})`;
+    const id = options.ids ? ` ${terminalText(shortId(n.id))}` : "";
+    return `#${number.get(n.id)}${id} ${terminalText(n.op)} ${terminalText(n.operator)} (${facts.join(", ")})`;
   };
   const out: string[] = [];
   const walk = (n: LineageGraphNode, prefix: string, last: boolean, root: boolean) => {
@@ -394,7 +413,10 @@ export function lineageToText(
     items.forEach((item, i) => {
       const end = i === items.length - 1;
       if ("node" in item) walk(item.node, below, end, false);
-      else out.push(`${below}${end ? "└─ " : "├─ "}↳ ${item.ref.op} into #${number.get(item.ref.id)}`);
+      else
+        out.push(
+          `${below}${end ? "└─ " : "├─ "}↳ ${terminalText(item.ref.op)} into #${number.get(item.ref.id)}`,
+        );
     });
   };
   for (const n of graph.nodes) if (n.parents.length === 0) walk(n, "", true, true);

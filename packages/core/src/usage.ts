@@ -147,33 +147,38 @@ export function sumUsage(chunks: Iterable<Chunk>): Usage {
 
 /** Whether `chunk` records usage of its own or carries usage for chunks a summary replaced. */
 export function carriesUsage(chunk: Chunk): boolean {
-  const { usage, carried } = usageOf(chunk);
-  return usage !== undefined || carried !== undefined;
+  return ownUsage(chunk) !== undefined || carriedUsage(chunk) !== undefined;
 }
 
 /**
  * `total` plus the usage `chunk` records and carries (`total` itself when it has none). The caller
- * decides whether the chunk counts (each chunk id counts once per session).
+ * decides whether the chunk counts (each chunk id counts once per session). The result is a new
+ * object, not frozen: callers that hand it out freeze a copy.
  */
 export function addChunkUsage(total: Usage, chunk: Chunk): Usage {
-  const { usage, carried } = usageOf(chunk);
+  const usage = ownUsage(chunk);
+  const carried = carriedUsage(chunk);
   if (usage === undefined && carried === undefined) return total;
   let sum = usage ? addUsage(total, usage) : total;
-  for (const entry of carried ?? []) sum = addUsage(sum, entry.usage);
-  return Object.freeze(sum);
+  if (carried) for (const entry of carried) sum = addUsage(sum, entry.usage);
+  return sum;
+}
+
+/** The usage of the model call a chunk records, if any (assistant turns, events, summaries). */
+function ownUsage(chunk: Chunk): Usage | undefined {
+  return chunk.kind === "assistant" || chunk.kind === "event" || chunk.kind === "user"
+    ? chunk.usage
+    : undefined;
+}
+
+/** The usage a summary chunk carries for the chunks it replaced, if any. */
+function carriedUsage(chunk: Chunk): readonly CarriedUsage[] | undefined {
+  return chunk.kind === "user" ? chunk.carriedUsage : undefined;
 }
 
 /** The usage a chunk records itself, and the usage it carries for chunks a summary replaced. */
 function usageOf(chunk: Chunk): { usage: Usage | undefined; carried: readonly CarriedUsage[] | undefined } {
-  switch (chunk.kind) {
-    case "assistant":
-    case "event":
-      return { usage: chunk.usage, carried: undefined };
-    case "user":
-      return { usage: chunk.usage, carried: chunk.carriedUsage };
-    default:
-      return { usage: undefined, carried: undefined };
-  }
+  return { usage: ownUsage(chunk), carried: carriedUsage(chunk) };
 }
 
 /**

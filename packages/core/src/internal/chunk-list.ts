@@ -22,14 +22,22 @@ export class ChunkList {
   static readonly EMPTY: ChunkList = new ChunkList(PersistentVector.EMPTY, IdIndex.EMPTY, ZERO_USAGE);
 
   private flat: readonly Chunk[] | undefined;
+  private frozenUsage: Usage | undefined;
 
   private constructor(
     private readonly vector: PersistentVector<Chunk>,
     /** Ids of the chunks in `vector`'s trie (positions below `vector.tailOffset`). */
     private readonly ids: IdIndex,
-    /** Usage summed over the distinct chunk ids held. */
-    readonly usage: Usage,
+    /** Usage summed over the distinct chunk ids held; internal, never handed out (it is not frozen). */
+    private readonly total: Usage,
   ) {}
+
+  /** Usage summed over the distinct chunk ids held, frozen. O(1). */
+  get usage(): Usage {
+    if (this.total === ZERO_USAGE) return ZERO_USAGE;
+    this.frozenUsage ??= Object.freeze({ ...this.total });
+    return this.frozenUsage;
+  }
 
   /**
    * A list of `chunks`. A chunk id may repeat only for the same chunk (a `concat` merge holds
@@ -101,7 +109,7 @@ export class ChunkList {
    */
   append(chunks: readonly Chunk[], distinct: boolean): ChunkList {
     if (chunks.length === 0) return this;
-    let usage = this.usage;
+    let usage = this.total;
     if (distinct) {
       for (let i = 0; i < chunks.length; i++) usage = addChunkUsage(usage, chunks[i]!);
     } else {

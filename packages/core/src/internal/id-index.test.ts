@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { hashOf, IdIndex } from "./id-index.js";
+import { IdIndex } from "./id-index.js";
 
 const items = (ids: readonly string[]) => ids.map((id) => ({ id }));
 
@@ -26,35 +26,26 @@ describe("IdIndex", () => {
     for (let i = 0; i < 5000; i += 97) expect(right.get(`id-${i}`)).toBe(i);
   });
 
-  it("keeps many keys and keys whose whole 32-bit hashes collide apart", () => {
-    const keys = Array.from({ length: 20_000 }, (_, i) => (i % 2 ? `K${i}` : `k${i}`));
-    const index = IdIndex.EMPTY.withIds(items(keys), 0);
-    for (const [i, k] of keys.entries()) expect(index.get(k)).toBe(i);
-    expect(index.get("ab")).toBeUndefined();
-    // A birthday search over pseudo-random keys (fixed seed) finds full collisions: about ten
-    // among 300,000 keys for a 32-bit hash.
-    const byHash = new Map<number, string>();
-    const collisions: [string, string][] = [];
+  it("holds ids that arrive in order, in reverse and shuffled, in any batch size", () => {
+    const keys = Array.from({ length: 20_000 }, (_, i) => `id-${String(i).padStart(6, "0")}`);
     let seed = 0x2545f491;
-    const random = () => {
+    const shuffled = keys.slice().sort(() => {
       seed ^= seed << 13;
       seed ^= seed >>> 17;
       seed ^= seed << 5;
-      return (seed >>> 0).toString(36);
-    };
-    for (let i = 0; i < 300_000 && collisions.length < 3; i++) {
-      const key = random() + random();
-      const h = hashOf(key);
-      const other = byHash.get(h);
-      if (other === undefined) byHash.set(h, key);
-      else collisions.push([other, key]);
-    }
-    expect(collisions.length).toBeGreaterThan(0);
-    for (const [a, b] of collisions) {
-      const both = IdIndex.EMPTY.withIds(items([a, "x", b, a]), 0);
-      expect([both.get(a), both.get(b), both.get("x"), both.size]).toEqual([0, 2, 1, 3]);
-      const later = both.withIds(items([b, `${b}!`]), 10);
-      expect([later.get(b), later.get(`${b}!`), both.get(`${b}!`)]).toEqual([2, 11, undefined]);
+      return (seed & 1) * 2 - 1;
+    });
+    for (const order of [keys, keys.slice().reverse(), shuffled]) {
+      for (const batch of [1, 32, 20_000]) {
+        let index = IdIndex.EMPTY;
+        for (let i = 0; i < order.length; i += batch)
+          index = index.withIds(items(order.slice(i, i + batch)), i);
+        expect(index.size).toBe(order.length);
+        for (let i = 0; i < order.length; i += 7) expect(index.get(order[i]!)).toBe(i);
+        expect(index.get("id-")).toBeUndefined();
+        expect(index.get("id-999999")).toBeUndefined();
+        expect(index.get("")).toBeUndefined();
+      }
     }
     const odd = IdIndex.EMPTY.withIds(items(["ab", "ba", "", "__proto__", "constructor"]), 0);
     expect(["ab", "ba", "", "__proto__", "constructor"].map((k) => odd.get(k))).toEqual([0, 1, 2, 3, 4]);

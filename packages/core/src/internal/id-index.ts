@@ -1,92 +1,74 @@
 /**
- * A persistent map from string ids to positions: a hash array mapped trie (32-way, 5 hash bits a
- * level, collision lists past 32 bits). Lookups are O(log₃₂ n). Inserts copy one path, except
- * within one {@link IdIndex.withIds} batch, where nodes the batch itself created are updated in
- * place (no other version can see them yet), so a batch of 32 ids copies each shared node once.
+ * A persistent sorted map from chunk ids to positions: a B+ tree of fanout 32 ordered by id.
  *
- * Only "insert if absent" is offered: an id keeps the first position it was recorded at.
+ * Chunk ids are UUID v7, which sort by creation time, so the ids a session appends arrive in
+ * increasing order and land in the rightmost leaf: a batch of 32 copies one root-to-leaf path and
+ * fills it in place. Ids that arrive out of order (chunks taken in by a merge, sessions restored
+ * from elsewhere) cost one path copy each. Lookups are O(log₃₂ n) nodes, each a binary search.
+ *
+ * Within one {@link IdIndex.withIds} batch, nodes the batch itself created are updated in place
+ * (no other version can see them yet). Only "insert if absent" is offered: an id keeps the first
+ * position it was recorded at.
  */
-const BITS = 5;
-const MASK = 31;
-/** Past this shift the 32-bit hash has no bits left; equal hashes then share a collision list. */
-const MAX_SHIFT = 30;
+const MAX = 32;
 
-/** Slots hold `[key, value]` pairs; a pair whose key is `undefined` holds a child node as its value. */
-class BitmapNode {
+class Leaf {
   constructor(
-    public bitmap: number,
-    public slots: unknown[],
-    public batch: number,
-  ) {}
-}
-
-class CollisionNode {
-  constructor(
-    readonly hash: number,
     public keys: string[],
     public values: number[],
     public batch: number,
   ) {}
 }
 
-type TrieNode = BitmapNode | CollisionNode;
-
-let lastBatch = 0;
-/** Set by `insert` when it added a key (module-level to avoid allocating a result per insert). */
-let added = false;
-
-/** FNV-1a over UTF-16 code units, finished with murmur3's avalanche so every bit depends on all. */
-export function hashOf(key: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) {
-    h ^= key.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+class Inner {
+  constructor(
+    /** The smallest key under each child. */
+    public keys: string[],
+    public children: Node[],
+    public batch: number,
+  ) {}
 }
 
-function popcount(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  x = (x + (x >>> 4)) & 0x0f0f0f0f;
-  return Math.imul(x, 0x01010101) >>> 24;
+type Node = Leaf | Inner;
+
+let lastBatch = 0;
+
+/** First index in sorted `keys` whose key is not below `key`. */
+function lowerBound(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The child of `node` whose range holds `key`: the last one whose smallest key is ≤ `key`. */
+function childFor(node: Inner, key: string): number {
+  const last = node.keys.length - 1;
+  // Ids in creation order go right; one comparison instead of a search.
+  if (key >= node.keys[last]!) return last;
+  const i = lowerBound(node.keys, key);
+  return i < node.keys.length && node.keys[i] === key ? i : Math.max(0, i - 1);
 }
 
 export class IdIndex {
-  static readonly EMPTY: IdIndex = new IdIndex(new BitmapNode(0, [], 0), 0);
+  static readonly EMPTY: IdIndex = new IdIndex(new Leaf([], [], 0), 0);
 
   private constructor(
-    private readonly root: BitmapNode,
+    private readonly root: Node,
     /** Number of distinct ids held. */
     readonly size: number,
   ) {}
 
   /** The position recorded for `key`, or `undefined`. */
   get(key: string): number | undefined {
-    const h = hashOf(key);
-    let node: TrieNode = this.root;
-    let shift = 0;
-    for (;;) {
-      if (node instanceof CollisionNode) {
-        const i = node.keys.indexOf(key);
-        return i < 0 ? undefined : node.values[i];
-      }
-      const bit = 1 << ((h >>> shift) & MASK);
-      if ((node.bitmap & bit) === 0) return undefined;
-      const at = 2 * popcount(node.bitmap & (bit - 1));
-      const k = node.slots[at];
-      if (k === undefined) {
-        node = node.slots[at + 1] as TrieNode;
-        shift += BITS;
-        continue;
-      }
-      return k === key ? (node.slots[at + 1] as number) : undefined;
-    }
+    let node = this.root;
+    while (node instanceof Inner) node = node.children[childFor(node, key)]!;
+    const i = lowerBound(node.keys, key);
+    return node.keys[i] === key ? node.values[i] : undefined;
   }
 
   /**
@@ -99,86 +81,67 @@ export class IdIndex {
     let root = this.root;
     let size = this.size;
     for (let i = 0; i < items.length; i++) {
-      const key = items[i]!.id;
-      added = false;
-      root = insert(root, 0, hashOf(key), key, firstPosition + i, batch) as BitmapNode;
-      if (added) size++;
+      const result = insert(root, items[i]!.id, firstPosition + i, batch);
+      if (result === undefined) continue;
+      size++;
+      root =
+        result.length === 1 ? result[0] : new Inner([minKey(result[0]), minKey(result[1])], result, batch);
     }
     return new IdIndex(root, size);
   }
 }
 
-function insert(
-  node: BitmapNode,
-  shift: number,
-  h: number,
-  key: string,
-  value: number,
-  batch: number,
-): TrieNode {
-  const bit = 1 << ((h >>> shift) & MASK);
-  const at = 2 * popcount(node.bitmap & (bit - 1));
-  if ((node.bitmap & bit) === 0) {
-    added = true;
-    if (node.batch === batch) {
-      node.slots.splice(at, 0, key, value);
-      node.bitmap |= bit;
-      return node;
+function minKey(node: Node): string {
+  return node.keys[0]!;
+}
+
+/**
+ * Inserts `key` under `node`: `undefined` if it is already there, else the node that replaces
+ * `node`, or two when it split.
+ */
+function insert(node: Node, key: string, value: number, batch: number): [Node] | [Node, Node] | undefined {
+  if (node instanceof Leaf) {
+    const n = node.keys.length;
+    const at = n === 0 || key > node.keys[n - 1]! ? n : lowerBound(node.keys, key);
+    if (node.keys[at] === key) return undefined;
+    const leaf = node.batch === batch ? node : new Leaf(node.keys.slice(), node.values.slice(), batch);
+    if (at === n) {
+      leaf.keys.push(key);
+      leaf.values.push(value);
+    } else {
+      leaf.keys.splice(at, 0, key);
+      leaf.values.splice(at, 0, value);
     }
-    const slots = node.slots.slice(0, at);
-    slots.push(key, value);
-    for (let i = at; i < node.slots.length; i++) slots.push(node.slots[i]);
-    return new BitmapNode(node.bitmap | bit, slots, batch);
+    if (leaf.keys.length <= MAX) return [leaf];
+    const cut = splitPoint(at, leaf.keys.length);
+    return [
+      new Leaf(leaf.keys.slice(0, cut), leaf.values.slice(0, cut), batch),
+      new Leaf(leaf.keys.slice(cut), leaf.values.slice(cut), batch),
+    ];
   }
-  const k = node.slots[at] as string | undefined;
-  const v = node.slots[at + 1];
-  let replacement: TrieNode;
-  if (k === undefined) {
-    const child = v as TrieNode;
-    const next =
-      child instanceof CollisionNode
-        ? insertCollision(child, key, value, batch)
-        : insert(child, shift + BITS, h, key, value, batch);
-    if (next === child) return node;
-    replacement = next;
-  } else {
-    if (k === key) return node;
-    added = true;
-    replacement = pair(shift + BITS, hashOf(k), k, v as number, h, key, value, batch);
+  const i = childFor(node, key);
+  const result = insert(node.children[i]!, key, value, batch);
+  if (result === undefined) return undefined;
+  const inner = node.batch === batch ? node : new Inner(node.keys.slice(), node.children.slice(), batch);
+  if (result.length === 1) {
+    inner.children[i] = result[0];
+    inner.keys[i] = minKey(result[0]);
+    return [inner];
   }
-  const target = node.batch === batch ? node : new BitmapNode(node.bitmap, node.slots.slice(), batch);
-  target.slots[at] = undefined;
-  target.slots[at + 1] = replacement;
-  return target;
+  inner.children.splice(i, 1, result[0], result[1]);
+  inner.keys.splice(i, 1, minKey(result[0]), minKey(result[1]));
+  if (inner.children.length <= MAX) return [inner];
+  const cut = splitPoint(i + 1, inner.children.length);
+  return [
+    new Inner(inner.keys.slice(0, cut), inner.children.slice(0, cut), batch),
+    new Inner(inner.keys.slice(cut), inner.children.slice(cut), batch),
+  ];
 }
 
-function insertCollision(node: CollisionNode, key: string, value: number, batch: number): CollisionNode {
-  if (node.keys.includes(key)) return node;
-  added = true;
-  if (node.batch === batch) {
-    node.keys.push(key);
-    node.values.push(value);
-    return node;
-  }
-  return new CollisionNode(node.hash, [...node.keys, key], [...node.values, value], batch);
-}
-
-/** A node holding two different keys whose hashes agree up to `shift`. */
-function pair(
-  shift: number,
-  h1: number,
-  k1: string,
-  v1: number,
-  h2: number,
-  k2: string,
-  v2: number,
-  batch: number,
-): TrieNode {
-  if (shift > MAX_SHIFT) return new CollisionNode(h1, [k1, k2], [v1, v2], batch);
-  const i1 = (h1 >>> shift) & MASK;
-  const i2 = (h2 >>> shift) & MASK;
-  if (i1 === i2) {
-    return new BitmapNode(1 << i1, [undefined, pair(shift + BITS, h1, k1, v1, h2, k2, v2, batch)], batch);
-  }
-  return new BitmapNode((1 << i1) | (1 << i2), i1 < i2 ? [k1, v1, k2, v2] : [k2, v2, k1, v1], batch);
+/**
+ * Where an overfull node of `length` entries splits after an insert at `at`: an insert at the
+ * right end (ids in creation order) leaves the left node full, anything else splits in half.
+ */
+function splitPoint(at: number, length: number): number {
+  return at >= length - 1 ? MAX : length >>> 1;
 }

@@ -340,3 +340,106 @@ describe("listSessionLogs", () => {
     expect(await listSessionLogs(join(dir, "missing"))).toEqual([]);
   });
 });
+
+describe("hostile and damaged input", () => {
+  it("reopening over a .partial whose header was torn is a clear log_corrupt, not log_conflict", async () => {
+    const session = Session.fromUserMessage("x");
+    const header = JSON.stringify({ record_type: "header", format: "openrath.session-log", id: session.id });
+    // The crash happened in the middle of writing the very first line.
+    await writeFile(join(dir, `${session.id}.jsonl.partial`), header.slice(0, 40));
+    const error = await expectLogError(
+      SessionLogWriter.open(session, { dir }),
+      "log_corrupt",
+      /cannot be read .*header line is incomplete.*Nothing was overwritten/s,
+    );
+    expect(error.details).toMatchObject({ tornHeader: true });
+    expect(await readFile(join(dir, `${session.id}.jsonl.partial`), "utf8")).toBe(header.slice(0, 40));
+    expect(existsSync(join(dir, `${session.id}.jsonl.lock`))).toBe(false);
+    await expectLogError(
+      readSessionLog(join(dir, `${session.id}.jsonl`)),
+      "log_corrupt",
+      /:1: the header line is incomplete/,
+    );
+  });
+
+  it("reopening over an unreadable .partial names the damage instead of claiming a conflict", async () => {
+    const session = Session.fromUserMessage("x");
+    const writer = await SessionLogWriter.open(session, { dir });
+    await writer.abandon();
+    const text = await readFile(writer.partialPath, "utf8");
+    await writeFile(writer.partialPath, `${text}{"record_type":"chunk","index":7}\n`);
+    await expectLogError(SessionLogWriter.open(session, { dir }), "log_corrupt", /:3: chunk index 7/);
+  });
+
+  it("keeps __proto__ and constructor keys in event data as plain data through the log", async () => {
+    const data = JSON.parse('{"__proto__":{"polluted":true},"constructor":{"prototype":{"x":1}},"ok":1}');
+    const session = Session.fromUserMessage("x").append({ kind: "event", name: "hostile", data });
+    const path = await writeSessionLog(session, { dir });
+    const back = (await readSessionLog(path)).session;
+    const stored = back.at(1) as { data: Record<string, unknown> };
+    expect(Object.keys(stored.data)).toEqual(["__proto__", "constructor", "ok"]);
+    expect(Object.getPrototypeOf(stored.data)).toBe(Object.prototype);
+    expect(JSON.stringify(stored.data)).toBe(JSON.stringify(data));
+    expect(back.toJSON()).toEqual(session.toJSON());
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it("refuses a log line holding absurdly deep data with log_corrupt naming the line", async () => {
+    const session = Session.fromUserMessage("x");
+    const writer = await SessionLogWriter.open(session, { dir });
+    await writer.abandon();
+    const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+    const chunk = `{"id":"c1","kind":"event","name":"deep","createdAt":1,"sessionId":"s","data":${deep}}`;
+    const text = await readFile(writer.partialPath, "utf8");
+    await writeFile(writer.partialPath, `${text}{"record_type":"chunk","index":1,"chunk":${chunk}}\n`);
+    await expectLogError(readSessionLog(writer.partialPath), "log_corrupt", /:3: .*nests deeper than 512/);
+  });
+});
+
+describe("write cost", () => {
+  it("writes a placed session's new chunks without serializing the whole session", async () => {
+    let session = Session.fromUserMessage("x").to("fake", { root: "/a" }, { registry });
+    const writer = await SessionLogWriter.open(session, { dir });
+    const toJSON = Session.prototype.toJSON;
+    let calls = 0;
+    Session.prototype.toJSON = function (this: Session) {
+      calls++;
+      return toJSON.call(this);
+    };
+    try {
+      for (let i = 0; i < 20; i++) {
+        session = session.append({ kind: "user", content: `u${i}` });
+        await writer.write(session);
+      }
+    } finally {
+      Session.prototype.toJSON = toJSON;
+    }
+    expect(calls).toBe(0);
+    await writer.close();
+    const log = await readSessionLog(writer.path);
+    expect(log.session.length).toBe(21);
+    expect(log.session.placement?.toJSON()).toEqual({ key: "fake", spec: { root: "/a" } });
+  });
+
+  it("records a later placement once, also when every version shares it", async () => {
+    let session = Session.fromUserMessage("x");
+    const writer = await SessionLogWriter.open(session, { dir });
+    session = session.to("fake", { root: "/a" }, { registry });
+    for (let i = 0; i < 3; i++) {
+      session = session.append({ kind: "user", content: `u${i}` });
+      await writer.write(session);
+    }
+    // Placed anew on an equal spec: a different object, the same record.
+    session = session.to("fake", { root: "/a" }, { registry }).append({ kind: "user", content: "v" });
+    await writer.write(session);
+    await writer.close();
+    const lines = (await readFile(writer.path, "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines.filter((l) => l.record_type === "placement")).toEqual([
+      { record_type: "placement", placement: { key: "fake", spec: { root: "/a" } } },
+    ]);
+    expect(lines.filter((l) => l.record_type === "chunk").map((l) => l.index)).toEqual([0, 1, 2, 3, 4]);
+  });
+});

@@ -4,7 +4,9 @@ import { homedir, hostname } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Chunk } from "../chunk.js";
 import { OpenRathError, SessionLogError } from "../errors.js";
+import { lineageToJSON } from "../internal/session-json.js";
 import type { JsonValue } from "../json.js";
+import type { Placement } from "../placement.js";
 import { type LineageNodeJSON, restoreSession, Session, type SessionJSON } from "../session.js";
 import { type Usage, ZERO_USAGE } from "../usage.js";
 
@@ -130,7 +132,9 @@ export class SessionLogWriter {
   private written = 0;
   private lastId: string | undefined;
   private latest: Session | undefined;
+  /** The placement last written, as JSON, and (weakly, so no sandbox is kept open) its object. */
   private placementJson: string;
+  private placementSeen: WeakRef<Placement> | undefined;
   private queue: Promise<void> = Promise.resolve();
   private state: "open" | "closed" | "abandoned" = "open";
 
@@ -185,13 +189,20 @@ export class SessionLogWriter {
     try {
       if (existsSync(path + PARTIAL)) {
         // A writer crashed. Its chunks must all be in this session, or rewriting would lose them.
-        const previous = await readSessionLog(path + PARTIAL).catch(() => undefined);
-        const theirs = previous?.session.chunks ?? [];
-        const ours = session.chunks;
-        const covered =
-          previous?.session.id === session.id &&
-          theirs.length <= ours.length &&
-          theirs.every((c, i) => ours[i]!.id === c.id);
+        let previous: SessionLog;
+        try {
+          previous = await readSessionLog(path + PARTIAL);
+        } catch (cause) {
+          throw logError(
+            "log_corrupt",
+            `Cannot reopen the log of session ${session.id}: the unfinished log at ${path + PARTIAL} cannot be read (${(cause as Error).message}). Nothing was overwritten; move the file aside (or delete it if it holds nothing you need) and open the log again.`,
+            { path: path + PARTIAL, ...(cause as OpenRathError).details },
+            cause,
+          );
+        }
+        const theirs = previous.session;
+        let covered = theirs.id === session.id && theirs.length <= session.length;
+        for (let i = 0; covered && i < theirs.length; i++) covered = theirs.at(i)!.id === session.at(i)!.id;
         if (!covered) {
           throw logError(
             "log_conflict",
@@ -201,15 +212,14 @@ export class SessionLogWriter {
         }
       }
       handle = await open(path + PARTIAL, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
-      const json = session.toJSON();
       const header: SessionLogHeader = {
         record_type: "header",
         format: "openrath.session-log",
         schema_version: SESSION_LOG_VERSION,
         id: session.id,
         created_at: new Date().toISOString(),
-        lineage: json.lineage,
-        placement: json.placement ?? null,
+        lineage: lineageToJSON(session.lineage),
+        placement: placementOf(session.placement),
       };
       await handle.write(`${JSON.stringify(header)}\n`);
       const writer = new SessionLogWriter(
@@ -219,6 +229,7 @@ export class SessionLogWriter {
         options,
         JSON.stringify(header.placement),
       );
+      writer.placementSeen = session.placement ? new WeakRef(session.placement) : undefined;
       await writer.write(session);
       return writer;
     } catch (e) {
@@ -259,13 +270,21 @@ export class SessionLogWriter {
         );
       }
       const lines: string[] = [];
-      const placement = JSON.stringify(session.placement ? session.toJSON().placement : null);
-      if (placement !== this.placementJson) {
-        lines.push(JSON.stringify({ record_type: "placement", placement: JSON.parse(placement) }));
-        this.placementJson = placement;
+      // Placement is compared by object first: every version of a session shares one, so only
+      // a session placed anew (`to`) costs a look at its spec, and never at its chunks.
+      const placed = session.placement;
+      if (placed !== this.placementSeen?.deref()) {
+        const placement = placementOf(placed);
+        const json = JSON.stringify(placement);
+        if (json !== this.placementJson) {
+          lines.push(JSON.stringify({ record_type: "placement", placement }));
+          this.placementJson = json;
+        }
+        this.placementSeen = placed ? new WeakRef(placed) : undefined;
       }
-      for (let i = this.written; i < session.length; i++) {
-        lines.push(JSON.stringify({ record_type: "chunk", index: i, chunk: session.at(i) }));
+      let index = this.written;
+      for (const chunk of session.chunksFrom(this.written)) {
+        lines.push(JSON.stringify({ record_type: "chunk", index: index++, chunk }));
       }
       if (lines.length === 0) {
         this.latest = session;
@@ -334,6 +353,11 @@ export class SessionLogWriter {
     this.queue = run.catch(() => {});
     return run;
   }
+}
+
+/** A placement as the log records it (the shape `toJSON` gives), or null. */
+function placementOf(placement: Placement | undefined): SessionLogHeader["placement"] {
+  return placement ? { key: placement.key, spec: placement.spec as JsonValue } : null;
 }
 
 async function syncDir(dir: string): Promise<void> {
@@ -457,6 +481,13 @@ export function parseSessionLog(text: string, file = "<session log>"): SessionLo
       default:
         throw corrupt(line, `unknown record_type ${JSON.stringify(record.record_type)}`);
     }
+  }
+  if (!header && lines.length === 0 && torn) {
+    throw logError(
+      "log_corrupt",
+      `${file}:1: the header line is incomplete: the writer stopped (crashed) while opening the log, before any chunk was written. The file holds no chunks; delete it to log the session again.`,
+      { file, line: 1, tornHeader: true },
+    );
   }
   if (!header) throw corrupt(1, lines.length === 0 ? "empty log (no header)" : "no header");
   const json: SessionJSON = {
