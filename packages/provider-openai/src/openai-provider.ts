@@ -84,6 +84,16 @@ function positive(name: string, value: number | undefined): void {
   }
 }
 
+function oneOf(name: string, value: unknown, allowed: readonly string[]): void {
+  if (value !== undefined && !allowed.includes(value as string)) {
+    throw new OpenRathError(
+      "invalid_argument",
+      `openaiProvider option ${name} must be ${allowed.map((a) => JSON.stringify(a)).join(" or ")}, got ${JSON.stringify(value)}.`,
+      { details: { option: name, value } },
+    );
+  }
+}
+
 function createClient(options: OpenAIProviderOptions, timeoutMs: number): OpenAI {
   const baseURL = options.baseURL ?? readEnv("OPENAI_BASE_URL");
   const apiKey = options.apiKey ?? readEnv("OPENAI_API_KEY");
@@ -113,8 +123,9 @@ function createClient(options: OpenAIProviderOptions, timeoutMs: number): OpenAI
 /**
  * A model provider for OpenAI Chat Completions, or the Responses API with `api: "responses"`,
  * through the official `openai` SDK. Chat Completions works with any OpenAI-compatible server
- * (vLLM, Ollama, LiteLLM, OpenRouter, Azure's `/openai/v1`) through `baseURL`. The SDK never retries (`maxRetries: 0`): wrap calls in core's `callProvider` or
- * `streamProvider`, which retry transient {@link ProviderError}s and honour `retry-after`.
+ * (vLLM, Ollama, LiteLLM, OpenRouter, Azure's `/openai/v1`) through `baseURL`. The SDK never
+ * retries (`maxRetries: 0`): wrap calls in core's `callProvider` or `streamProvider`, which retry
+ * transient `ProviderError`s and honour `retry-after`.
  *
  * Streams yield text and tool-call deltas as they arrive and end with one `response` event equal
  * to what `complete` returns (Chat Completions streams ask for `stream_options: { include_usage:
@@ -145,24 +156,8 @@ export function openaiProvider(options: OpenAIProviderOptions = {}): ProviderV1 
     );
   }
   positive("timeoutMs", options.timeoutMs);
-  if (
-    options.maxTokensField !== undefined &&
-    options.maxTokensField !== "max_completion_tokens" &&
-    options.maxTokensField !== "max_tokens"
-  ) {
-    throw new OpenRathError(
-      "invalid_argument",
-      `openaiProvider option maxTokensField must be "max_completion_tokens" or "max_tokens", got ${JSON.stringify(options.maxTokensField)}.`,
-      { details: { option: "maxTokensField", value: options.maxTokensField } },
-    );
-  }
-  if (options.api !== undefined && options.api !== "chat" && options.api !== "responses") {
-    throw new OpenRathError(
-      "invalid_argument",
-      `openaiProvider option api must be "chat" or "responses", got ${JSON.stringify(options.api)}.`,
-      { details: { option: "api", value: options.api } },
-    );
-  }
+  oneOf("maxTokensField", options.maxTokensField, ["max_completion_tokens", "max_tokens"]);
+  oneOf("api", options.api, ["chat", "responses"]);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const client = options.client ?? createClient(options, timeoutMs);
   const settings: CallSettings = { client, baseURL: client.baseURL, timeoutMs };
