@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { describeMemoryConformance } from "@openrath/testing/memory";
 import { afterAll, beforeAll } from "vitest";
 import { openVikingMemory } from "./open-viking-memory.js";
@@ -29,4 +30,11 @@ describeMemoryConformance({
   },
   reopen: () => backend(root).open(undefined),
   capabilities: openVikingMemory().capabilities,
+  // A client process writing to the fake, killed mid-write: what the server acknowledged stays.
+  crashWriter: () => ({
+    command: process.execPath,
+    args: ["--conditions=@openrath/source", "--import", "tsx", "src/testing/crash-writer.ts"],
+    cwd: fileURLToPath(new URL("..", import.meta.url)),
+    env: { OV_CRASH_URL: fake.url, OV_CRASH_KEY: KEY, OV_CRASH_ROOT: root },
+  }),
 });

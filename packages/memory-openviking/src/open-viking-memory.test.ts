@@ -171,14 +171,15 @@ describe("what goes over the wire", () => {
 
   it("every call carries the key and the identity headers; bodies are JSON", async () => {
     const before = fake.requests.length;
-    const { memory } = await open({ account: "acme", user: "bob", agent: "planner" });
+    const { memory } = await open({ account: "acme", user: "bob" });
     await memory.remember({ text: "headers probe" });
     await memory.recall("headers");
     for (const r of since(before)) {
       expect(r.headers["x-api-key"], `${r.method} ${r.path}`).toBe(KEY);
       expect(r.headers["x-openviking-account"]).toBe("acme");
       expect(r.headers["x-openviking-user"]).toBe("bob");
-      expect(r.headers["x-openviking-agent"]).toBe("planner");
+      // The server reads no agent header; identity is the key, account, user and actor peer.
+      expect(r.headers).not.toHaveProperty("x-openviking-agent");
       expect(r.headers).not.toHaveProperty("x-openviking-actor-peer");
       expect(r.headers).not.toHaveProperty("authorization");
       expect(r.headers.accept).toBe("application/json");
@@ -189,11 +190,11 @@ describe("what goes over the wire", () => {
     const peer = await open({ actorPeer: "helper" });
     const last = fake.requests.at(-1)!;
     expect(last.headers["x-openviking-actor-peer"]).toBe("helper");
-    expect(last.headers["x-openviking-agent"]).toBe("default");
+    expect(last.headers).not.toHaveProperty("x-openviking-agent");
     await peer.memory.close();
   });
 
-  it("remember writes <root>/<tenant>/<user>/_entries/<id>.md with mode create, then replace", async () => {
+  it("remember batch-writes <root>/<tenant>/<user>/_entries/<id>.md with upsert, making the directory once", async () => {
     const { memory, root, expanded } = await open();
     const scope = { tenant: "acme", user: "bob" };
     const before = fake.requests.length;
@@ -203,22 +204,43 @@ describe("what goes over the wire", () => {
       metadata: { k: 1 },
       source: "s-1",
     });
-    const uri = `${root}/acme/bob/_entries/${memoryId(scope, "Bob prefers tabs.")}.md`;
-    const [write] = since(before);
-    expect(write).toMatchObject({ method: "POST", path: "/api/v1/content/write" });
-    expect(Object.keys(write!.body as object)).toEqual(["uri", "content", "mode", "wait"]);
-    expect(write!.body).toMatchObject({ uri, mode: "create", wait: true });
-    const content = (write!.body as { content: string }).content;
+    const dir = `${root}/acme/bob/_entries`;
+    const uri = `${dir}/${memoryId(scope, "Bob prefers tabs.")}.md`;
+    const sent = since(before);
+    // The batch root must exist: the first batch is refused, the directory made, the batch sent again.
+    expect(sent.map((r) => `${r.method} ${r.path}`)).toEqual([
+      "POST /api/v1/content/batch-write",
+      "POST /api/v1/fs/mkdir",
+      "POST /api/v1/content/batch-write",
+    ]);
+    const write = sent[2]!;
+    expect(write.body).toEqual({
+      root_uri: dir,
+      operations: [{ uri, content: expect.any(String), mode: "upsert" }],
+      wait: true,
+    });
+    const content = (write.body as { operations: { content: string }[] }).operations[0]!.content;
     expect(content.startsWith("Bob prefers tabs.\n\n<!-- openrath-memory v1 ")).toBe(true);
     expect(content).toMatch(/ [0-9a-f]+ -->\n$/);
     // What is stored is what was sent, under the expanded URI.
     expect(fake.readFile(`${expanded}/acme/bob/_entries/${entry!.id}.md`, ACCOUNT)).toBe(content);
 
     const again = fake.requests.length;
-    await memory.remember({ id: entry!.id, text: "Bob prefers spaces now.", scope });
-    const writes = since(again).filter((r) => r.path === "/api/v1/content/write");
-    expect(writes.map((r) => (r.body as { mode: string }).mode)).toEqual(["create", "replace"]);
-    expect(writes.map((r) => (r.body as { uri: string }).uri)).toEqual([uri, uri]);
+    await memory.remember([
+      { id: entry!.id, text: "Bob prefers spaces now.", scope },
+      { text: "Bob's second note.", scope },
+    ]);
+    const writes = since(again);
+    expect(writes.map((r) => r.path)).toEqual(["/api/v1/content/batch-write"]);
+    expect(
+      (writes[0]!.body as { operations: { uri: string; mode: string }[] }).operations.map((o) => [
+        o.uri,
+        o.mode,
+      ]),
+    ).toEqual([
+      [uri, "upsert"],
+      [`${dir}/${memoryId(scope, "Bob's second note.")}.md`, "upsert"],
+    ]);
     await memory.close();
   });
 
@@ -270,33 +292,45 @@ describe("what goes over the wire", () => {
       { call: "GET /api/v1/fs/stat", query: { uri: uris[1] }, body: undefined },
       { call: "POST /api/v1/sessions", query: {}, body: { session_id: session.id } },
       {
-        call: `POST /api/v1/sessions/${session.id}/messages`,
+        call: `POST /api/v1/sessions/${session.id}/messages/batch`,
         query: {},
-        body: { role: "user", content: "I prefer tabs." },
-      },
-      {
-        call: `POST /api/v1/sessions/${session.id}/messages`,
-        query: {},
-        body: { role: "assistant", content: "Noted: tabs." },
+        body: {
+          messages: [
+            {
+              role: "user",
+              content: "I prefer tabs.",
+              message_kind: "user_query",
+              created_at: expect.any(String),
+            },
+            {
+              role: "assistant",
+              content: "Noted: tabs.",
+              message_kind: "assistant_step",
+              created_at: expect.any(String),
+            },
+          ],
+        },
       },
       { call: `POST /api/v1/sessions/${session.id}/commit`, query: {}, body: {} },
       {
-        call: "POST /api/v1/content/write",
+        call: "POST /api/v1/content/batch-write",
         query: {},
-        body: {
-          uri: uris[0],
-          content: expect.stringMatching(/^I prefer tabs\.\n\n<!-- openrath-memory v1 /),
-          mode: "create",
-          wait: true,
-        },
+        body: expect.objectContaining({ root_uri: `${root}/acme/u1/_entries` }),
       },
+      { call: "POST /api/v1/fs/mkdir", query: {}, body: { uri: `${root}/acme/u1/_entries` } },
       {
-        call: "POST /api/v1/content/write",
+        call: "POST /api/v1/content/batch-write",
         query: {},
         body: {
-          uri: uris[1],
-          content: expect.stringMatching(/^Noted: tabs\.\n\n/),
-          mode: "create",
+          root_uri: `${root}/acme/u1/_entries`,
+          operations: [
+            {
+              uri: uris[0],
+              content: expect.stringMatching(/^I prefer tabs\.\n\n<!-- openrath-memory v1 /),
+              mode: "upsert",
+            },
+            { uri: uris[1], content: expect.stringMatching(/^Noted: tabs\.\n\n/), mode: "upsert" },
+          ],
           wait: true,
         },
       },
@@ -319,25 +353,18 @@ describe("what goes over the wire", () => {
     await memory.close();
   });
 
-  it("forget by ids lists the root recursively in original output and deletes the files", async () => {
-    const { memory, root, expanded } = await open();
-    const [a] = await memory.remember([
-      { text: "forget me", scope: { tenant: "t", user: "x" } },
-      { text: "keep me" },
-    ]);
+  it("forget by ids deletes each entry file at the given scope directly, listing nothing", async () => {
+    const { memory, root } = await open();
+    const scope = { tenant: "t", user: "x" };
+    const [a] = await memory.remember([{ text: "forget me", scope }, { text: "keep me" }]);
     const before = fake.requests.length;
-    expect(await memory.forget({ ids: [a!.id] })).toBe(1);
-    const [ls, del] = since(before);
-    expect(ls).toMatchObject({ method: "GET", path: "/api/v1/fs/ls" });
-    expect(ls!.query).toEqual({
-      uri: root,
-      recursive: "true",
-      simple: "false",
-      output: "original",
-      node_limit: "100000",
-    });
-    expect(del).toMatchObject({ method: "DELETE", path: "/api/v1/fs" });
-    expect(del!.query).toEqual({ uri: `${expanded}/t/x/_entries/${a!.id}.md`, recursive: "false" });
+    expect(await memory.forget({ ids: [a!.id, "no-such-id"], scope })).toBe(1);
+    const sent = since(before);
+    expect(sent.map((r) => `${r.method} ${r.path}`)).toEqual(["DELETE /api/v1/fs", "DELETE /api/v1/fs"]);
+    expect(sent.map((r) => r.query)).toEqual([
+      { uri: `${root}/t/x/_entries/${a!.id}.md`, recursive: "false" },
+      { uri: `${root}/t/x/_entries/no-such-id.md`, recursive: "false" },
+    ]);
     await memory.close();
   });
 
@@ -396,12 +423,12 @@ describe("mapping scopes and ids onto URIs", () => {
     await memory.remember(ids.map((id) => ({ id, text: `explicit id ${id.slice(0, 20)}` })));
     const hits = await memory.recall("explicit id", { topK: 20 });
     expect(hits.map((h) => h.entry.id).sort()).toEqual([...ids].sort());
-    expect(await memory.forget({ ids })).toBe(ids.length);
+    expect(await memory.forget({ ids, scope: hits[0]!.entry.scope })).toBe(ids.length);
     expect(await memory.recall("explicit id", { topK: 20 })).toEqual([]);
     await memory.close();
   });
 
-  it("an explicit id remembered at another scope of the tenant moves there", async () => {
+  it("an explicit id at two scopes of a tenant is two entries (ids are unique within a scope)", async () => {
     const { memory, expanded } = await open();
     await memory.remember({ id: "pref", text: "Ann likes tea.", scope: { tenant: "acme", user: "ann" } });
     await memory.remember({
@@ -409,12 +436,13 @@ describe("mapping scopes and ids onto URIs", () => {
       text: "Ann likes green tea.",
       scope: { tenant: "acme", user: "ann", agent: "barista" },
     });
-    expect(await memory.recall("tea", { scope: { tenant: "acme", user: "ann" } })).toEqual([]);
-    const hits = await memory.recall("tea", { scope: { tenant: "acme", user: "ann", agent: "barista" } });
-    expect(hits.map((h) => h.entry.text)).toEqual(["Ann likes green tea."]);
+    const atUser = await memory.recall("tea", { scope: { tenant: "acme", user: "ann" } });
+    expect(atUser.map((h) => h.entry.text)).toEqual(["Ann likes tea."]);
+    const atAgent = await memory.recall("tea", { scope: { tenant: "acme", user: "ann", agent: "barista" } });
+    expect(atAgent.map((h) => h.entry.text).sort()).toEqual(["Ann likes green tea.", "Ann likes tea."]);
     expect(
       fake.files(ACCOUNT).filter((u) => u.startsWith(`${expanded}/`) && u.endsWith("/pref.md")),
-    ).toHaveLength(1);
+    ).toHaveLength(2);
     await memory.close();
   });
 
@@ -519,11 +547,12 @@ describe("mapping scopes and ids onto URIs", () => {
 });
 
 describe("commit and OpenViking's own extraction", () => {
-  it("waitForIndex: false leaves wait out of the write body", async () => {
+  it("waitForIndex: false sends wait: false with the batch", async () => {
     const { memory } = await open({ waitForIndex: false });
     const before = fake.requests.length;
     await memory.remember({ text: "fire and forget" });
-    expect(Object.keys(since(before)[0]!.body as object)).toEqual(["uri", "content", "mode"]);
+    const batch = since(before).find((r) => r.path === "/api/v1/content/batch-write")!;
+    expect((batch.body as { wait: boolean }).wait).toBe(false);
     await memory.close();
   });
 
@@ -645,7 +674,7 @@ describe("faults", () => {
     const { memory } = await open();
     fake.script({
       method: "POST",
-      path: "/api/v1/content/write",
+      path: "/api/v1/content/batch-write",
       fault: {
         kind: "error",
         status: 500,
@@ -663,25 +692,42 @@ describe("faults", () => {
       remoteMessage: "embedding model timed out",
       remoteDetails: { model: "e5" },
       method: "POST",
-      path: "/api/v1/content/write",
+      path: "/api/v1/content/batch-write",
     });
     await memory.close();
   });
 
-  it("an enveloped 503 is memory_remote_error; a gateway's bare 502 is memory_unavailable", async () => {
+  it("enveloped 503, 504, 429 and 409 ABORTED are memory_unavailable and retryable; 409 ALREADY_EXISTS is not", async () => {
     const { memory } = await open();
+    for (const [status, code] of [
+      [503, "UNAVAILABLE"],
+      [503, "MODEL_UNAVAILABLE"],
+      [504, "DEADLINE_EXCEEDED"],
+      [429, "RESOURCE_EXHAUSTED"],
+      [409, "ABORTED"],
+    ] as const) {
+      fake.script({
+        path: "/api/v1/search/find",
+        fault: { kind: "error", status, code, message: "try later" },
+      });
+      const error = await rejection(memory.recall("x"));
+      expect(error.code, code).toBe("memory_unavailable");
+      expect(error.details, code).toMatchObject({ remoteCode: code, status, retryable: true });
+    }
     fake.script({
       path: "/api/v1/search/find",
-      fault: { kind: "error", status: 503, code: "UNAVAILABLE", message: "vector db down" },
+      fault: { kind: "error", status: 409, code: "CONFLICT", message: "conflict" },
     });
-    const enveloped = await rejection(memory.recall("x"));
-    expect(enveloped.code).toBe("memory_remote_error");
-    expect(enveloped.details).toMatchObject({ remoteCode: "UNAVAILABLE" });
+    const conflict = await rejection(memory.recall("x"));
+    expect(conflict.code).toBe("memory_remote_error");
+    expect(conflict.details).not.toHaveProperty("retryable");
     fake.script({
       path: "/api/v1/search/find",
       fault: { kind: "raw", status: 502, body: "<html>Bad Gateway</html>", contentType: "text/html" },
     });
-    expect((await rejection(memory.recall("x"))).code).toBe("memory_unavailable");
+    const gateway = await rejection(memory.recall("x"));
+    expect(gateway.code).toBe("memory_unavailable");
+    expect(gateway.details).toMatchObject({ retryable: true });
     await memory.close();
   });
 
@@ -729,7 +775,7 @@ describe("faults", () => {
     expect(slow.code).toBe("memory_unavailable");
     expect(slow.details).toMatchObject({ transport: "timeout" });
     expect(Date.now() - started).toBeLessThan(2000);
-    fake.script({ path: "/api/v1/content/write", fault: { kind: "hang" } });
+    fake.script({ path: "/api/v1/content/batch-write", fault: { kind: "hang" } });
     started = Date.now();
     expect((await rejection(memory.remember({ text: "hangs" }))).code).toBe("memory_unavailable");
     expect(Date.now() - started).toBeLessThan(2000);
@@ -745,23 +791,24 @@ describe("faults", () => {
     await memory.close();
   });
 
-  it("create answering 409 then replace answering 404 (a concurrent forget) ends in a create", async () => {
+  it("a failed batch stores nothing of it and leaves earlier entries alone", async () => {
     const { memory } = await open();
+    const scope = { tenant: "acme" };
+    const [kept] = await memory.remember({ text: "already there", scope });
     fake.script({
-      path: "/api/v1/content/write",
-      fault: { kind: "error", status: 409, code: "ALREADY_EXISTS", message: "File already exists" },
+      path: "/api/v1/content/batch-write",
+      fault: { kind: "error", status: 500, code: "INTERNAL", message: "disk full" },
     });
-    fake.script({
-      path: "/api/v1/content/write",
-      fault: { kind: "error", status: 404, code: "NOT_FOUND", message: "File not found" },
-    });
-    const before = fake.requests.length;
-    const [entry] = await memory.remember({ text: "raced" });
-    const modes = since(before)
-      .filter((r) => r.path === "/api/v1/content/write")
-      .map((r) => (r.body as { mode: string }).mode);
-    expect(modes).toEqual(["create", "replace", "create"]);
-    expect((await memory.recall("raced")).map((h) => h.entry.id)).toEqual([entry!.id]);
+    const error = await rejection(
+      memory.remember([
+        { text: "first lost", scope },
+        { text: "second lost", scope },
+      ]),
+    );
+    expect(error.code).toBe("memory_remote_error");
+    expect((await memory.recall("lost there already", { scope, topK: 10 })).map((h) => h.entry.id)).toEqual([
+      kept!.id,
+    ]);
     await memory.close();
   });
 

@@ -27,8 +27,6 @@ export interface OpenVikingMemoryOptions {
   readonly account?: string;
   /** `X-OpenViking-User` (default `"default"`), like `account`. */
   readonly user?: string;
-  /** `X-OpenViking-Agent` (default `"default"`), the header OpenRath has always sent; current servers ignore it. */
-  readonly agent?: string;
   /** `X-OpenViking-Actor-Peer`, which narrows a current server's peer collection. Not sent unless set. */
   readonly actorPeer?: string;
   /**
@@ -44,16 +42,16 @@ export interface OpenVikingMemoryOptions {
    */
   readonly commitSessions?: boolean;
   /**
-   * Send `wait: true` with every `content/write`, so the server re-indexes the entry before
-   * answering and a recall right after finds it (default true). Without it writes return sooner,
-   * but recall may miss entries until the server's embedding queue catches up.
+   * Send `wait: true` with every `content/batch-write`, so the server re-indexes the entries
+   * before answering and a recall right after finds them (default true). Without it writes return
+   * sooner, but recall may miss entries until the server's embedding queue catches up.
    */
   readonly waitForIndex?: boolean;
   /** Make `commit` wait for the server's extraction task and fail when it fails (default false). */
   readonly waitForExtraction?: boolean;
   /** How long `commit` waits for the extraction task with `waitForExtraction`, in ms (default 120000). */
   readonly extractionTimeoutMs?: number;
-  /** Most nodes one `fs/ls` listing may return (`forget`, and `remember` with explicit ids); default 100000. */
+  /** Most nodes one `fs/ls` listing may return (`forget({ scope })` counts what it removes); default 100000. */
   readonly maxScan?: number;
   /** Most HTTP requests one call has in flight (default 8). */
   readonly concurrency?: number;
@@ -166,7 +164,13 @@ export function openVikingMemory(
   const concurrency = positiveInt("concurrency", options.concurrency, 8);
   const account = headerValue("account", options.account, "default")!;
   const user = headerValue("user", options.user, "default")!;
-  const agent = headerValue("agent", options.agent, "default")!;
+  if ("agent" in options) {
+    throw invalidOption(
+      "agent",
+      (options as { agent?: unknown }).agent,
+      "is not supported: OpenViking's server reads no agent header (identity is the key or account and user); pass actorPeer to narrow the peer collection",
+    );
+  }
   const actorPeer = headerValue("actorPeer", options.actorPeer, undefined);
   const root = checkRoot(options.root ?? DEFAULT_ROOT);
   if (options.url !== undefined) baseUrl(options.url);
@@ -193,7 +197,6 @@ export function openVikingMemory(
         ...(apiKey !== undefined ? { apiKey } : {}),
         account,
         user,
-        agent,
         ...(actorPeer !== undefined ? { actorPeer } : {}),
         timeoutMs: requestTimeoutMs,
         fetch: fetchImpl,
@@ -235,4 +238,12 @@ export function openVikingMemory(
       });
     },
   };
+}
+
+// In the module `./register` imports, so that importing only the register entry types the key.
+declare module "@openrath/core" {
+  interface MemoryBackends {
+    /** OpenViking: entries in an OpenViking context database over HTTP (`@openrath/memory-openviking`). */
+    openviking: OpenVikingMemorySpec | undefined;
+  }
 }

@@ -5,4 +5,7 @@
 import { defaultRegistry } from "@openrath/core";
 import { openVikingMemory } from "./open-viking-memory.js";
 
+/** The spec type of the `openviking` key this entry registers (importing the entry also types the key). */
+export type { OpenVikingMemorySpec } from "./internal/spec.js";
+
 defaultRegistry().registerMemory(openVikingMemory());

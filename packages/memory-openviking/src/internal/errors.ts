@@ -11,6 +11,33 @@ export function isAlreadyExists(error: unknown): boolean {
   return error instanceof OpenVikingHttpError && error.code === "ALREADY_EXISTS";
 }
 
+/**
+ * Whether a batch-write failed because its root directory does not exist yet (the server says
+ * INVALID_ARGUMENT "…must be an existing directory…", or NOT_FOUND for the root).
+ */
+export function isMissingRoot(error: unknown): boolean {
+  return (
+    error instanceof OpenVikingHttpError &&
+    ((error.code === "INVALID_ARGUMENT" && /existing directory/.test(error.message)) || isNotFound(error))
+  );
+}
+
+/**
+ * Envelope codes that mean "try again later": the server or a model behind it is unavailable
+ * (503), too slow (504), rate limiting (429), or a concurrent write won (409 ABORTED,
+ * WRITE_CONFLICT). They map to `memory_unavailable` with `details.retryable: true`.
+ */
+const RETRYABLE = new Set([
+  "UNAVAILABLE",
+  "MODEL_UNAVAILABLE",
+  "NO_VECTOR_DB",
+  "NOT_INITIALIZED",
+  "DEADLINE_EXCEEDED",
+  "RESOURCE_EXHAUSTED",
+  "ABORTED",
+  "WRITE_CONFLICT",
+]);
+
 /** Facts for a MemoryError's `details`. */
 function details(error: OpenVikingHttpError, extra: Record<string, unknown>): Record<string, unknown> {
   return {
@@ -29,8 +56,9 @@ function details(error: OpenVikingHttpError, extra: Record<string, unknown>): Re
 
 /**
  * The MemoryError for a failed call:
- * - no answer (refused, timed out, connection dropped) or a gateway's bare 502/503/504 →
- *   `memory_unavailable`;
+ * - no answer (refused, timed out, connection dropped), a gateway's bare 502/503/504, or an
+ *   envelope saying UNAVAILABLE, MODEL_UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED
+ *   or WRITE_CONFLICT (503, 504, 429, 409) → `memory_unavailable`, `details.retryable: true`;
  * - 401 `UNAUTHENTICATED`, 403 `PERMISSION_DENIED` → `memory_unauthorized`;
  * - 404 `NOT_FOUND` → `memory_not_found`;
  * - anything else (4xx, 5xx) → `memory_remote_error`, carrying the server's code and message.
@@ -69,8 +97,15 @@ export function toMemoryError(
   if (!error.enveloped && (error.status === 502 || error.status === 503 || error.status === 504)) {
     return new MemoryError(
       "memory_unavailable",
-      `${what} failed: a gateway in front of OpenViking at ${baseUrl} answered HTTP ${error.status} for ${where} (${error.message}).`,
-      { cause: error, details: d },
+      `${what} failed: a gateway in front of OpenViking at ${baseUrl} answered HTTP ${error.status} for ${where} (${error.message}). Try again later.`,
+      { cause: error, details: { ...d, retryable: true } },
+    );
+  }
+  if (error.code !== undefined && RETRYABLE.has(error.code)) {
+    return new MemoryError(
+      "memory_unavailable",
+      `${what} failed: OpenViking at ${baseUrl} answered HTTP ${error.status} ${error.code}: ${error.message}. The call can be retried later.`,
+      { cause: error, details: { ...d, retryable: true } },
     );
   }
   const code = error.code ? `${error.code}: ` : "";

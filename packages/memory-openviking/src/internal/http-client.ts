@@ -10,7 +10,6 @@ export interface HttpClientConfig {
   readonly apiKey?: string;
   readonly account: string;
   readonly user: string;
-  readonly agent: string;
   readonly actorPeer?: string;
   readonly timeoutMs: number;
   readonly fetch: typeof fetch;
@@ -112,7 +111,6 @@ export class HttpClient {
       Accept: "application/json",
       "X-OpenViking-Account": this.config.account,
       "X-OpenViking-User": this.config.user,
-      "X-OpenViking-Agent": this.config.agent,
     };
     if (this.config.actorPeer !== undefined) h["X-OpenViking-Actor-Peer"] = this.config.actorPeer;
     if (this.config.apiKey !== undefined) h["X-API-Key"] = this.config.apiKey;

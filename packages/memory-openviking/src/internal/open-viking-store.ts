@@ -1,6 +1,5 @@
 import {
   type ForgetSelector,
-  type JsonObject,
   type MemoryEntry,
   MemoryError,
   type MemoryHit,
@@ -11,13 +10,18 @@ import {
   type RecallOptions,
   type Session,
 } from "@openrath/core";
-import { extractMemories, memoryId, scopeVisible } from "@openrath/core/backend";
+import {
+  parseCommitArgs,
+  parseForgetArgs,
+  parseMemoryInputs,
+  parseRecallArgs,
+  scopeVisible,
+} from "@openrath/core/backend";
 import { parseEntry, serializeEntry } from "./entry-file.js";
-import { isAlreadyExists, isNotFound, toMemoryError } from "./errors.js";
+import { isAlreadyExists, isMissingRoot, isNotFound, toMemoryError } from "./errors.js";
 import type { HttpClient, HttpRequest } from "./http-client.js";
 import { type Layout, segment } from "./layout.js";
 import { mapLimit } from "./map-limit.js";
-import { checkScope } from "./spec.js";
 
 /** Settings of an open store. */
 export interface StoreConfig {
@@ -69,26 +73,11 @@ interface TaskResult {
 const API = "/api/v1";
 /** Most hits one recall asks the server for while over-fetching. */
 const FETCH_CAP = 2000;
-
-function invalidArgument(message: string, details: Record<string, unknown> = {}): OpenRathError {
-  return new OpenRathError("invalid_argument", message, { details });
-}
-
-function describe(value: unknown): string {
-  if (value === undefined) return "undefined";
-  try {
-    const text = JSON.stringify(value);
-    return text === undefined ? String(value) : text.length > 80 ? `${text.slice(0, 77)}...` : text;
-  } catch {
-    return String(value);
-  }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
+/** The server's limits on one `content/batch-write`: 256 files and 16 MiB (we keep a margin). */
+const BATCH_OPERATIONS = 256;
+const BATCH_BYTES = 15 * 1024 * 1024;
+/** The server's limit on one `messages/batch`. */
+const MESSAGES_PER_BATCH = 100;
 
 /** An open OpenViking memory store. */
 export class OpenVikingStore implements MemoryV1 {
@@ -98,47 +87,16 @@ export class OpenVikingStore implements MemoryV1 {
 
   async remember(entries: MemoryInput | readonly MemoryInput[]): Promise<MemoryEntry[]> {
     this.checkOpen("remember");
-    const inputs: readonly unknown[] = Array.isArray(entries) ? entries : [entries];
-    const now = Date.now();
-    const prepared = inputs.map((input, index) => this.prepare(input, index, now));
-    // The last entry with an id wins, as if they had been stored one after another.
-    const byId = new Map<string, { entry: MemoryEntry; explicit: boolean }>();
-    for (const p of prepared) {
-      byId.delete(p.entry.id);
-      byId.set(p.entry.id, p);
-    }
-    const unique = [...byId.values()];
-    // An explicit id may already name an entry at another scope of the tenant: that one is
-    // replaced, so remove it. Derived ids include the scope, so they never need this.
-    const explicit = unique.filter((p) => p.explicit);
-    if (explicit.length > 0) await this.removeElsewhere(explicit.map((p) => p.entry));
-    await mapLimit(unique, this.config.concurrency, async ({ entry }) => {
-      await this.write(this.config.layout.entryUri(entry.scope, entry.id), serializeEntry(entry), "remember");
-    });
-    return unique.map((p) => p.entry);
+    const parsed = parseMemoryInputs(entries, this.config.scope, Date.now());
+    await this.writeEntries(parsed, "remember");
+    return parsed;
   }
 
-  async recall(query: string, options: RecallOptions = {}): Promise<MemoryHit[]> {
+  async recall(query: string, options?: RecallOptions): Promise<MemoryHit[]> {
     this.checkOpen("recall");
-    if (typeof query !== "string") {
-      throw invalidArgument(`recall expects a query string; got ${describe(query)}.`, { query });
-    }
-    if (typeof options !== "object" || options === null) {
-      throw invalidArgument(`recall options must be an object; got ${describe(options)}.`);
-    }
-    const topK = options.topK ?? 5;
-    if (!Number.isInteger(topK) || topK < 0) {
-      throw invalidArgument(`recall option topK must be a non-negative integer; got ${describe(topK)}.`, {
-        topK,
-      });
-    }
-    const minScore = options.minScore;
-    if (minScore !== undefined && (typeof minScore !== "number" || Number.isNaN(minScore))) {
-      throw invalidArgument(`recall option minScore must be a number; got ${describe(minScore)}.`, {
-        minScore,
-      });
-    }
-    const scope = options.scope === undefined ? this.config.scope : checkScope(options.scope, "recall scope");
+    const parsed = parseRecallArgs(query, options, this.config.scope);
+    const { topK, scope } = parsed;
+    const minScore = Number.isFinite(parsed.minScore) ? parsed.minScore : undefined;
     if (query.trim() === "" || topK === 0) return [];
 
     const { layout } = this.config;
@@ -187,33 +145,10 @@ export class OpenVikingStore implements MemoryV1 {
     }
   }
 
-  async commit(session: Session, options: { readonly scope?: MemoryScope } = {}): Promise<MemoryEntry[]> {
+  async commit(session: Session, options?: { readonly scope?: MemoryScope }): Promise<MemoryEntry[]> {
     this.checkOpen("commit");
-    if (
-      typeof session !== "object" ||
-      session === null ||
-      typeof (session as { id?: unknown }).id !== "string" ||
-      !Array.isArray((session as { chunks?: unknown }).chunks)
-    ) {
-      throw invalidArgument(`commit expects a Session; got ${describe(session)}.`);
-    }
-    const scope =
-      options?.scope === undefined ? this.config.scope : checkScope(options.scope, "commit scope");
-    const now = Date.now();
-    const byId = new Map<string, MemoryEntry>();
-    for (const input of extractMemories(session)) {
-      const id = memoryId(scope, input.text);
-      if (byId.has(id)) continue;
-      byId.set(id, {
-        id,
-        text: input.text,
-        scope,
-        ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
-        ...(input.source !== undefined ? { source: input.source } : {}),
-        createdAt: now,
-      });
-    }
-    const candidates = [...byId.values()];
+    const { scope, entries } = parseCommitArgs(session, options, this.config.scope, Date.now());
+    const candidates = [...entries];
     const { layout } = this.config;
     const exists = await mapLimit(candidates, this.config.concurrency, async (entry) => {
       try {
@@ -230,25 +165,9 @@ export class OpenVikingStore implements MemoryV1 {
     const fresh = candidates.filter((_, i) => !exists[i]);
     if (fresh.length === 0) return [];
     const taskId = this.config.commitSessions ? await this.commitToSession(session.id, fresh) : undefined;
-    const stored = await mapLimit(fresh, this.config.concurrency, async (entry) => {
-      try {
-        await this.call(
-          {
-            method: "POST",
-            path: `${API}/content/write`,
-            body: this.writeBody(layout.entryUri(scope, entry.id), serializeEntry(entry), "create"),
-          },
-          "commit",
-          true,
-        );
-        return true;
-      } catch (error) {
-        // A concurrent commit of the same session stored it first: not ours to report.
-        if (isAlreadyExists(error)) return false;
-        throw this.wrap(error, "commit");
-      }
-    });
-    const committed = fresh.filter((_, i) => stored[i]);
+    // Upsert: a concurrent commit of the same session writes the same text under the same id.
+    await this.writeEntries(fresh, "commit");
+    const committed = fresh;
     // Our entries are stored whatever the server's own extraction does; with waitForExtraction a
     // failed extraction is still reported, naming what was stored.
     if (taskId !== undefined && this.config.waitForExtraction) {
@@ -259,32 +178,19 @@ export class OpenVikingStore implements MemoryV1 {
 
   async forget(selector: ForgetSelector): Promise<number> {
     this.checkOpen("forget");
-    if (typeof selector !== "object" || selector === null) {
-      throw invalidArgument(`forget expects { ids: [...] } or { scope: {...} }; got ${describe(selector)}.`);
-    }
+    const parsed = parseForgetArgs(selector, this.config.scope);
     const { layout } = this.config;
-    if ("ids" in selector) {
-      const ids = selector.ids;
-      if (!Array.isArray(ids) || ids.some((id) => typeof id !== "string")) {
-        throw invalidArgument(`forget({ ids }) expects an array of id strings; got ${describe(ids)}.`);
-      }
-      if (ids.length === 0) return 0;
-      const names = new Set(ids.map((id) => layout.entryFileName(id)));
-      const rows = await this.listEntries(layout.root, "forget");
-      const targets = rows.filter((uri) => names.has(uri.slice(uri.lastIndexOf("/") + 1)));
-      const removed = await mapLimit(targets, this.config.concurrency, (uri) =>
-        this.remove(uri, false, "forget"),
+    if (parsed.kind === "ids") {
+      // Ids are unique within a scope: each names one file, deleted directly (no listing).
+      const removed = await mapLimit(parsed.ids, this.config.concurrency, (id) =>
+        this.remove(layout.entryUri(parsed.scope, id), false, "forget"),
       );
       return removed.filter(Boolean).length;
     }
-    if ("scope" in selector) {
-      const scope = checkScope(selector.scope, "forget scope");
-      const dir = layout.scopeDir(scope);
-      const count = (await this.listEntries(dir, "forget")).length;
-      if (count > 0) await this.remove(dir, true, "forget");
-      return count;
-    }
-    throw invalidArgument(`forget expects { ids: [...] } or { scope: {...} }; got ${describe(selector)}.`);
+    const dir = layout.scopeDir(parsed.scope);
+    const count = (await this.listEntries(dir, "forget")).length;
+    if (count > 0) await this.remove(dir, true, "forget");
+    return count;
   }
 
   async close(): Promise<void> {
@@ -300,70 +206,51 @@ export class OpenVikingStore implements MemoryV1 {
     }
   }
 
-  private prepare(input: unknown, index: number, now: number): { entry: MemoryEntry; explicit: boolean } {
-    const where = `remember entry ${index}`;
-    if (!isPlainObject(input)) {
-      throw invalidArgument(`${where} must be an object such as { text: "..." }; got ${describe(input)}.`, {
-        index,
-      });
-    }
-    const i = input as Record<string, unknown>;
-    if (typeof i.text !== "string") {
-      throw invalidArgument(`${where}: text must be a string; got ${describe(i.text)}.`, {
-        index,
-        field: "text",
-      });
-    }
-    if (i.id !== undefined && (typeof i.id !== "string" || i.id === "")) {
-      throw invalidArgument(`${where}: id must be a non-empty string; got ${describe(i.id)}.`, {
-        index,
-        field: "id",
-      });
-    }
-    if (i.metadata !== undefined && !isPlainObject(i.metadata)) {
-      throw invalidArgument(`${where}: metadata must be a plain JSON object; got ${describe(i.metadata)}.`, {
-        index,
-        field: "metadata",
-      });
-    }
-    if (i.source !== undefined && typeof i.source !== "string") {
-      throw invalidArgument(`${where}: source must be a string; got ${describe(i.source)}.`, {
-        index,
-        field: "source",
-      });
-    }
-    const scope = i.scope === undefined ? this.config.scope : checkScope(i.scope, `${where} scope`);
-    const id = (i.id as string | undefined) ?? memoryId(scope, i.text);
-    return {
-      entry: {
-        id,
-        text: i.text,
-        scope,
-        ...(i.metadata !== undefined ? { metadata: i.metadata as JsonObject } : {}),
-        ...(i.source !== undefined ? { source: i.source as string } : {}),
-        createdAt: now,
-      },
-      explicit: i.id !== undefined,
-    };
-  }
-
-  /** Removes entries with the ids of `entries` stored at other scopes of the same tenant. */
-  private async removeElsewhere(entries: readonly MemoryEntry[]): Promise<void> {
+  /**
+   * Writes entries with `content/batch-write` (mode `upsert`), one batch per entries directory
+   * and at most {@link BATCH_OPERATIONS} files or {@link BATCH_BYTES} bytes each; a directory that
+   * does not exist yet is made first (the batch root must exist).
+   */
+  private async writeEntries(entries: readonly MemoryEntry[], what: string): Promise<void> {
     const { layout } = this.config;
-    const byTenant = new Map<string, MemoryEntry[]>();
+    const byDir = new Map<string, { uri: string; content: string }[]>();
     for (const entry of entries) {
-      const tenant = entry.scope.tenant!;
-      byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), entry]);
+      const dir = layout.entriesDir(entry.scope);
+      const list = byDir.get(dir) ?? [];
+      list.push({ uri: layout.entryUri(entry.scope, entry.id), content: serializeEntry(entry) });
+      byDir.set(dir, list);
     }
-    for (const [tenant, group] of byTenant) {
-      const keep = new Set(group.map((e) => layout.canonical(layout.entryUri(e.scope, e.id))));
-      const names = new Set(group.map((e) => layout.entryFileName(e.id)));
-      const rows = await this.listEntries(layout.scopeDir({ tenant }), "remember");
-      const stale = rows.filter(
-        (uri) => names.has(uri.slice(uri.lastIndexOf("/") + 1)) && !keep.has(layout.canonical(uri)),
-      );
-      await mapLimit(stale, this.config.concurrency, (uri) => this.remove(uri, false, "remember"));
+    const batches: { dir: string; operations: { uri: string; content: string }[] }[] = [];
+    for (const [dir, files] of byDir) {
+      let current: { uri: string; content: string }[] = [];
+      let bytes = 0;
+      for (const file of files) {
+        const size = Buffer.byteLength(file.content);
+        if (current.length > 0 && (current.length >= BATCH_OPERATIONS || bytes + size > BATCH_BYTES)) {
+          batches.push({ dir, operations: current });
+          current = [];
+          bytes = 0;
+        }
+        current.push(file);
+        bytes += size;
+      }
+      if (current.length > 0) batches.push({ dir, operations: current });
     }
+    await mapLimit(batches, this.config.concurrency, async ({ dir, operations }) => {
+      const body = {
+        root_uri: dir,
+        operations: operations.map((op) => ({ ...op, mode: "upsert" })),
+        wait: this.config.waitForIndex,
+      };
+      const request = { method: "POST" as const, path: `${API}/content/batch-write`, body };
+      try {
+        await this.config.client.call(request);
+      } catch (error) {
+        if (!isMissingRoot(error)) throw this.wrap(error, what, { root_uri: dir });
+        await this.call({ method: "POST", path: `${API}/fs/mkdir`, body: { uri: dir } }, what);
+        await this.call(request, what);
+      }
+    });
   }
 
   /** Entry files anywhere under `dir` (none when it does not exist). */
@@ -412,35 +299,6 @@ export class OpenVikingStore implements MemoryV1 {
     } catch (error) {
       if (isNotFound(error)) return false;
       throw this.wrap(error, what);
-    }
-  }
-
-  /**
-   * A `content/write` body. `wait: true` makes the server re-index before answering, so a recall
-   * right after sees the entry (content is stored either way; only the vectors lag).
-   */
-  private writeBody(uri: string, content: string, mode: "create" | "replace"): Record<string, unknown> {
-    return this.config.waitForIndex ? { uri, content, mode, wait: true } : { uri, content, mode };
-  }
-
-  /** Writes an entry file, creating it or replacing the one there. */
-  private async write(uri: string, content: string, what: string): Promise<void> {
-    let mode: "create" | "replace" = "create";
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.config.client.call({
-          method: "POST",
-          path: `${API}/content/write`,
-          body: this.writeBody(uri, content, mode),
-        });
-        return;
-      } catch (error) {
-        // Create refuses an existing file and replace a missing one; a concurrent writer or
-        // forget can flip which is right between our calls, so try the other a few times.
-        if (attempt < 3 && mode === "create" && isAlreadyExists(error)) mode = "replace";
-        else if (attempt < 3 && mode === "replace" && isNotFound(error)) mode = "create";
-        else throw this.wrap(error, what, { uri });
-      }
     }
   }
 
@@ -495,13 +353,22 @@ export class OpenVikingStore implements MemoryV1 {
       // Create is not idempotent (409 for an existing id); adding messages auto-creates anyway.
       if (!isAlreadyExists(error)) throw this.wrap(error, "commit", { sessionId: sid });
     }
-    for (const entry of entries) {
-      const role = entry.metadata?.role === "assistant" ? "assistant" : "user";
+    // messages/batch takes at most 100 messages per call.
+    for (let start = 0; start < entries.length; start += MESSAGES_PER_BATCH) {
+      const messages = entries.slice(start, start + MESSAGES_PER_BATCH).map((entry) => {
+        const assistant = entry.metadata?.role === "assistant";
+        return {
+          role: assistant ? "assistant" : "user",
+          content: entry.text,
+          message_kind: assistant ? "assistant_step" : "user_query",
+          created_at: new Date(entry.createdAt).toISOString(),
+        };
+      });
       await this.call(
         {
           method: "POST",
-          path: `${API}/sessions/${encodeURIComponent(sid)}/messages`,
-          body: { role, content: entry.text },
+          path: `${API}/sessions/${encodeURIComponent(sid)}/messages/batch`,
+          body: { messages },
         },
         "commit",
       );

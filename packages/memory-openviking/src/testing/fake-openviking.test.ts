@@ -194,10 +194,8 @@ describe("fake OpenViking: the happy paths of §3.2", () => {
             uri: "viking://user/u1/memories/preferences/i_prefer_tabs.md",
             level: 2,
             score: expect.any(Number),
-            category: "",
-            match_reason: "",
             abstract: "I prefer tabs",
-            overview: null,
+            tags: [],
           },
         ],
         resources: [],
@@ -210,6 +208,102 @@ describe("fake OpenViking: the happy paths of §3.2", () => {
     expect(score).toBeLessThanOrEqual(1);
     const limited = await call("POST", "/api/v1/search/find", { query: "tabs hello", limit: 1 });
     expect((limited.json.result as { total: number }).total).toBe(1);
+  });
+
+  it("find with include_provenance adds what each query searched and matched", async () => {
+    const r = await call("POST", "/api/v1/search/find", {
+      query: "tabs",
+      target_uri: "viking://~/memories",
+      include_provenance: true,
+    });
+    const result = r.json.result as {
+      provenance: { searched_directories: string[]; matched_contexts: { tier: string }[] }[];
+    };
+    expect(result.provenance[0]!.searched_directories).toEqual(["viking://user/u1/memories"]);
+    expect(result.provenance[0]!.matched_contexts[0]).toMatchObject({ tier: "L2", context_type: "memory" });
+  });
+
+  it("content/batch-write upserts files under an existing root, all or nothing", async () => {
+    await call("POST", "/api/v1/fs/mkdir", { uri: "viking://~/memories/batch" });
+    const r = await call("POST", "/api/v1/content/batch-write", {
+      root_uri: "viking://~/memories/batch",
+      operations: [
+        { uri: "viking://~/memories/batch/a.md", content: "alpha", mode: "upsert" },
+        { uri: "viking://~/memories/batch/b.md", content: "beta", mode: "create" },
+      ],
+    });
+    expect(r.json.result).toMatchObject({
+      root_uri: "viking://user/u1/memories/batch",
+      created: ["viking://user/u1/memories/batch/a.md", "viking://user/u1/memories/batch/b.md"],
+      updated: [],
+    });
+    const again = await call("POST", "/api/v1/content/batch-write", {
+      root_uri: "viking://~/memories/batch",
+      operations: [
+        { uri: "viking://~/memories/batch/a.md", content: "alpha 2", mode: "upsert" },
+        { uri: "viking://~/memories/batch/b.md", content: "beta 2", mode: "create" },
+      ],
+    });
+    expect(again.status).toBe(409);
+    const read = await call("GET", "/api/v1/content/read?uri=viking://~/memories/batch/a.md");
+    expect(read.json.result).toBe("alpha");
+    const missingRoot = await call("POST", "/api/v1/content/batch-write", {
+      root_uri: "viking://~/memories/nowhere",
+      operations: [{ uri: "viking://~/memories/nowhere/a.md", content: "x" }],
+    });
+    expect(missingRoot.status).toBe(400);
+    expect((missingRoot.json.error as { message: string }).message).toMatch(/must be an existing directory/);
+    const outside = await call("POST", "/api/v1/content/batch-write", {
+      root_uri: "viking://~/memories/batch",
+      operations: [{ uri: "viking://~/memories/elsewhere.md", content: "x" }],
+    });
+    expect(outside.status).toBe(400);
+    const tooMany = await call("POST", "/api/v1/content/batch-write", {
+      root_uri: "viking://~/memories/batch",
+      operations: Array.from({ length: 257 }, (_, i) => ({
+        uri: `viking://~/memories/batch/${i}.md`,
+        content: "x",
+      })),
+    });
+    expect(tooMany.status).toBe(429);
+  });
+
+  it("messages and messages/batch take turn_id, message_kind and source_message_ids; write takes processing_mode", async () => {
+    const one = await call("POST", "/api/v1/sessions/s-kinds/messages", {
+      role: "user",
+      content: "hello",
+      turn_id: "t1",
+      message_kind: "user_query",
+      source_message_ids: ["m0"],
+    });
+    expect(one.status).toBe(200);
+    const bad = await call("POST", "/api/v1/sessions/s-kinds/messages", {
+      role: "user",
+      content: "x",
+      message_kind: "chat",
+    });
+    expect(bad.status).toBe(400);
+    const batch = await call("POST", "/api/v1/sessions/s-kinds/messages/batch", {
+      messages: [
+        { role: "user", content: "a", message_kind: "user_query" },
+        { role: "assistant", content: "b", message_kind: "assistant_step", turn_id: "t1" },
+      ],
+    });
+    expect(batch.json.result).toMatchObject({ added: 2 });
+    const write = await call("POST", "/api/v1/content/write", {
+      uri: "viking://~/memories/notes/pm.md",
+      content: "processing",
+      mode: "create",
+      processing_mode: "vectors_only",
+    });
+    expect(write.status).toBe(200);
+    const wrongMode = await call("POST", "/api/v1/content/write", {
+      uri: "viking://~/memories/notes/pm2.md",
+      content: "processing",
+      mode: "create",
+      processing_mode: "everything",
+    });
+    expect(wrongMode.status).toBe(400);
   });
 
   it("10. add-resource stores a placeholder and answers with a task", async () => {

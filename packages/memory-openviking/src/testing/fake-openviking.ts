@@ -124,6 +124,9 @@ interface Message {
   readonly role: string;
   readonly content: string;
   readonly created_at: string;
+  readonly turn_id?: string;
+  readonly message_kind?: string;
+  readonly source_message_ids?: readonly string[];
 }
 
 interface FakeSession {
@@ -234,6 +237,7 @@ const FIND_FIELDS: Record<string, FieldSpec> = {
   until: { type: "str", nullable: true },
   time_field: { type: { literal: ["updated_at", "created_at"] }, nullable: true },
   level: { type: "int|str|list[int]", nullable: true },
+  include_provenance: { type: "bool" },
   telemetry: { type: "bool|dict" },
 };
 
@@ -250,7 +254,28 @@ const WRITE_FIELDS: Record<string, FieldSpec> = {
   wait: { type: "bool" },
   timeout: { type: "float", nullable: true },
   telemetry: { type: "bool|dict" },
+  processing_mode: { type: { literal: ["semantic_and_vectors", "vectors_only"] } },
 };
+
+const BATCH_WRITE_FIELDS: Record<string, FieldSpec> = {
+  root_uri: { type: "str", required: true },
+  operations: { type: "list[dict]", required: true },
+  wait: { type: "bool" },
+  timeout: { type: "float", nullable: true },
+  telemetry: { type: "bool|dict" },
+};
+
+const BATCH_OPERATION_FIELDS: Record<string, FieldSpec> = {
+  uri: { type: "str", required: true },
+  content: { type: "str", nullable: true },
+  content_base64: { type: "str", nullable: true },
+  mode: { type: { literal: ["replace", "append", "create", "upsert"] } },
+};
+
+/** The real server's limits on one batch-write. */
+const BATCH_MAX_OPERATIONS = 256;
+const BATCH_MAX_FILE_BYTES = 8 * 1024 * 1024;
+const BATCH_MAX_TOTAL_BYTES = 16 * 1024 * 1024;
 
 const RESOURCE_FIELDS: Record<string, FieldSpec> = {
   path: { type: "str", nullable: true },
@@ -272,6 +297,13 @@ const MESSAGE_FIELDS: Record<string, FieldSpec> = {
   parts: { type: "list[dict]", nullable: true },
   created_at: { type: "str", nullable: true },
   peer_id: { type: "str", nullable: true },
+  turn_id: { type: "str", nullable: true },
+  message_kind: {
+    type: { literal: ["user_query", "assistant_step", "tool_transport", "checkpoint"] },
+    nullable: true,
+  },
+  source_message_ids: { type: "list[str]", nullable: true },
+  telemetry: { type: "bool|dict" },
 };
 
 function nowIso(): string {
@@ -567,6 +599,11 @@ export async function startFakeOpenViking(options: FakeOpenVikingOptions = {}): 
       role: m.role as string,
       content,
       created_at: typeof m.created_at === "string" ? m.created_at : nowIso(),
+      ...(typeof m.turn_id === "string" ? { turn_id: m.turn_id } : {}),
+      ...(typeof m.message_kind === "string" ? { message_kind: m.message_kind } : {}),
+      ...(Array.isArray(m.source_message_ids)
+        ? { source_message_ids: m.source_message_ids as string[] }
+        : {}),
     };
   }
 
@@ -718,18 +755,36 @@ export async function startFakeOpenViking(options: FakeOpenVikingOptions = {}): 
       const type = contextType(path);
       const bucket =
         type === "memory" ? result.memories : type === "skill" ? result.skills : result.resources;
+      // The real server's hit: exactly these fields (its search tags surface as `tags`).
       bucket.push({
         context_type: type,
         uri: uriOf(path),
         level: hit.level,
         score: hit.score,
-        category: "",
-        match_reason: "",
         abstract: hit.abstract,
-        overview: null,
+        tags: [],
       });
     }
     result.total = ranked.length;
+    if (req.include_provenance === true) {
+      return {
+        ...result,
+        provenance: [
+          {
+            query,
+            searched_directories: targets.map(uriOf),
+            matched_contexts: ranked.map(([path, hit]) => ({
+              uri: uriOf(path),
+              tier: `L${hit.level}`,
+              context_type: contextType(path),
+              score: hit.score,
+              match_reason: "",
+            })),
+            thinking_trace: { events: [] },
+          },
+        ],
+      };
+    }
     return result;
   }
 
@@ -1049,6 +1104,94 @@ export async function startFakeOpenViking(options: FakeOpenVikingOptions = {}): 
         semantic_status: "queued",
         vector_status: "queued",
         ...(req.wait ? { queue_status: { Semantic: { pending: 0 }, Embedding: { pending: 0 } } } : {}),
+      }),
+    };
+  });
+  route("POST", /^\/api\/v1\/content\/batch-write$/, ({ id, text }) => {
+    const req = validateBody(parseJson(text, true), BATCH_WRITE_FIELDS, true);
+    const rootPath = resolve(req.root_uri, id, "root_uri");
+    const rootUri = uriOf(rootPath);
+    if (contextType(rootPath) !== "memory" && contextType(rootPath) !== "resource") {
+      throw fail("INVALID_ARGUMENT", "batch-write root must be a resource or memory directory");
+    }
+    const root = nodes.get(key(id.account, rootPath));
+    if (!root?.isDir)
+      throw fail("INVALID_ARGUMENT", `batch-write root must be an existing directory: ${rootUri}`);
+    const raw = req.operations as Record<string, unknown>[];
+    if (raw.length === 0) throw fail("INVALID_ARGUMENT", "batch-write operations must not be empty");
+    if (raw.length > BATCH_MAX_OPERATIONS) {
+      throw fail("RESOURCE_EXHAUSTED", `batch-write supports at most ${BATCH_MAX_OPERATIONS} operations`);
+    }
+    const seen = new Set<string>();
+    let total = 0;
+    const planned: { path: string; content: string; mode: string; exists: boolean }[] = [];
+    raw.forEach((operation, i) => {
+      let op: Record<string, unknown>;
+      try {
+        op = validateBody(operation, BATCH_OPERATION_FIELDS, true);
+      } catch (error) {
+        if (error instanceof ValidationFailure) {
+          throw new ValidationFailure(
+            error.issues.map((x) => ({ ...x, loc: ["body", "operations", String(i), ...x.loc.slice(1)] })),
+          );
+        }
+        throw error;
+      }
+      const path = resolve(op.uri, id, "operation uri");
+      const uri = uriOf(path);
+      if (seen.has(path)) throw fail("INVALID_ARGUMENT", `duplicate batch-write target: ${uri}`);
+      seen.add(path);
+      if (!path.startsWith(`${rootPath}/`))
+        throw fail("INVALID_ARGUMENT", `batch-write target is outside root_uri: ${uri}`);
+      if (
+        (op.content === undefined || op.content === null) ===
+        (op.content_base64 === undefined || op.content_base64 === null)
+      ) {
+        throw fail(
+          "INVALID_ARGUMENT",
+          `batch-write requires exactly one of content or content_base64: ${uri}`,
+        );
+      }
+      if (typeof op.content !== "string") {
+        throw fail("INVALID_ARGUMENT", `batch-write binary content is not supported for memories: ${uri}`);
+      }
+      const size = bytes(op.content);
+      if (size > BATCH_MAX_FILE_BYTES)
+        throw fail("RESOURCE_EXHAUSTED", `batch-write file exceeds size limit: ${uri}`);
+      total += size;
+      if (total > BATCH_MAX_TOTAL_BYTES)
+        throw fail("RESOURCE_EXHAUSTED", "batch-write total content exceeds size limit");
+      const node = nodes.get(key(id.account, path));
+      if (node?.isDir) throw fail("INVALID_ARGUMENT", `batch-write target must be a file: ${uri}`);
+      const requested = (op.mode as string | undefined) ?? "replace";
+      const mode = requested === "upsert" ? (node ? "replace" : "create") : requested;
+      if (mode === "create" && node)
+        throw fail("ALREADY_EXISTS", `File already exists: ${uri}`, { type: "file", resource: uri });
+      if ((mode === "replace" || mode === "append") && !node) throw notFound("file", uri);
+      planned.push({ path, content: op.content, mode, exists: node !== undefined });
+    });
+    const created: string[] = [];
+    const updated: string[] = [];
+    for (const { path, content, mode, exists } of planned) {
+      const node = nodes.get(key(id.account, path));
+      if (node) {
+        node.content = mode === "append" ? node.content + content : content;
+        node.modTimeNs = nowNs();
+      } else {
+        ensureDir(id.account, path.slice(0, path.lastIndexOf("/")));
+        nodes.set(key(id.account, path), { isDir: false, content, modTimeNs: nowNs() });
+      }
+      (exists ? updated : created).push(uriOf(path));
+    }
+    return {
+      body: okLean({
+        root_uri: rootUri,
+        created,
+        updated,
+        unchanged: [],
+        queue_status: req.wait === false ? null : { Semantic: { pending: 0 }, Embedding: { pending: 0 } },
+        semantic_status: req.wait === false ? "queued" : "complete",
+        vector_status: req.wait === false ? "queued" : "complete",
       }),
     };
   });
