@@ -14,6 +14,7 @@ import { checkSchema, migrate, validSchema } from "./migrator.js";
 import { PGliteDialect } from "./pglite-dialect.js";
 import { notifySignals } from "./signals/notify-signals.js";
 import { pgliteTransport, pgTransport } from "./signals/transports.js";
+import { referencedArtifacts } from "./store/artifact-references.js";
 import { applyRetention, eraseSession, findSessionHead, loadCheckpoint } from "./store/checkpoints.js";
 import { mapDriverError, type StoreContext, storeContext } from "./store/context.js";
 import { claimRuns, getRun, heartbeat, listRuns, reclaimRuns, submitRun } from "./store/runs.js";
@@ -171,6 +172,7 @@ class KyselyRunStore implements RunStoreV1 {
     this.run(() => applyRetention(this.c, policies));
   eraseSession: RunStoreV1["eraseSession"] = (tenantId, sessionId) =>
     this.run(() => eraseSession(this.c, tenantId, sessionId));
+  referencedArtifacts = (tenantId: string) => this.run(() => referencedArtifacts(this.c, tenantId));
 
   readEvents: RunStoreV1["readEvents"] = (runId, options = {}) =>
     this.run(async () => {
@@ -270,8 +272,14 @@ export async function postgresStore(options: PostgresStoreOptions = {}): Promise
     ...options.pool,
   };
   const pool = new pg.Pool(config);
-  // A server restart surfaces as an error on idle clients; the pool drops them and reconnects.
+  // A server restart surfaces as an error event on every client. The pool drops idle ones itself;
+  // a checked-out one has no listener (pg-pool removes its own on checkout), and an unhandled
+  // error event would end the process, so each client gets one. Its failed query rejects anyway,
+  // and the pool discards the broken client when it is released.
   pool.on("error", () => {});
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+  });
   const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
   return open(
     "postgres",
