@@ -2,8 +2,10 @@
 /**
  * Checks that every published package under `packages/*` has the shape the house style asks for:
  * its manifest (name, license, module type, engines, sideEffects, exports with the source condition
- * first), a tsup entry per export, core as a `workspace:^` peer of every adapter, and a core main
- * entry that runs in a browser (no `node:` module or Node builtin reachable from `src/index.ts`).
+ * first), a tsup entry per export, core as a `workspace:^` peer of every adapter, a `./register`
+ * entry that types the key it registers (it reaches a `declare module "@openrath/core"` augmenting
+ * `SandboxBackends` or `MemoryBackends`), and a core main entry that runs in a browser (no `node:`
+ * module or Node builtin reachable from `src/index.ts`).
  *
  * Usage: `node tooling/scripts/check-package-shape.mjs [root]`, where `root` is the repository to
  * check (default: the one this script lives in). Prints one `package-shape: <package>: <problem>`
@@ -128,6 +130,63 @@ function checkPortableEntry(pkg, dir, entry) {
           `${rel(file)} ${kind} ${json(specifier)}${chain(file)}; core has zero runtime dependencies`,
         );
       }
+    }
+  }
+}
+
+/** The backend interface a `declare module "@openrath/core"` block in `source` augments with a key, if any. */
+function augmentedKeys(text) {
+  const found = new Set();
+  // Comments may hold braces (`{@link X}`); strings in them do not matter here.
+  const source = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'])\/\/.*$/gm, "$1");
+  const block = /declare\s+module\s+["']@openrath\/core["']\s*\{([\s\S]*?)\n\}/g;
+  for (const m of source.matchAll(block)) {
+    for (const i of m[1].matchAll(/interface\s+(SandboxBackends|MemoryBackends)\s*\{([^}]*)\}/g)) {
+      // A key looks like `docker: DockerSandboxSpec` or `"my-key": Spec`.
+      if (/(?:^|[\s;,{])(?:"[^"]+"|'[^']+'|[A-Za-z_$][\w$-]*)\??\s*:/.test(i[2])) found.add(i[1]);
+    }
+  }
+  return found;
+}
+
+/**
+ * A `./register` entry must type the key it registers: importing only `@openrath/<adapter>/register`
+ * has to make `session.to("<key>")` (or `memory: "<key>"`) compile, so some file the entry reaches
+ * through its relative imports (type-only ones count: TypeScript loads them too) must augment
+ * `SandboxBackends` (for `registerSandbox`) or `MemoryBackends` (for `registerMemory`).
+ */
+function checkRegisterTypesKey(pkg, dir, entry) {
+  const start = resolve(dir, entry);
+  if (!isFile(start)) return;
+  const source = readFileSync(start, "utf8");
+  const wanted = [];
+  if (/\bregisterSandbox\s*\(/.test(source)) wanted.push("SandboxBackends");
+  if (/\bregisterMemory\s*\(/.test(source)) wanted.push("MemoryBackends");
+  if (wanted.length === 0) {
+    report(pkg, `export "./register" (${entry}) calls neither registerSandbox nor registerMemory`);
+    return;
+  }
+  const seen = new Set([start]);
+  const queue = [start];
+  const declared = new Set();
+  for (let i = 0; i < queue.length; i++) {
+    const text = i === 0 ? source : readFileSync(queue[i], "utf8");
+    for (const key of augmentedKeys(text)) declared.add(key);
+    for (const { specifier } of importsOf(text)) {
+      if (!specifier.startsWith(".")) continue;
+      const target = resolveRelative(queue[i], specifier);
+      if (target !== undefined && !seen.has(target)) {
+        seen.add(target);
+        queue.push(target);
+      }
+    }
+  }
+  for (const name of wanted) {
+    if (!declared.has(name)) {
+      report(
+        pkg,
+        `export "./register" (${entry}) does not type its key: no file it imports declares module "@openrath/core" { interface ${name} { <key>: <Spec> } }, so importing only the register entry leaves the key untyped; import the file that declares it (for example import "./index.js") or move the declaration next to the factory it registers`,
+      );
     }
   }
 }
@@ -257,6 +316,8 @@ function checkPackage(dirName, dir) {
     const main = exportsField?.["."]?.["@openrath/source"];
     checkPortableEntry(pkg, dir, typeof main === "string" ? main : "./src/index.ts");
   } else {
+    const register = exportsField?.["./register"]?.["@openrath/source"];
+    if (typeof register === "string") checkRegisterTypesKey(pkg, dir, register);
     const listed = DEPENDENCY_FIELDS.filter((field) => manifest[field]?.[CORE] !== undefined);
     if (listed.length > 0) {
       const peer = manifest.peerDependencies?.[CORE];

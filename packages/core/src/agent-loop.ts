@@ -2,13 +2,20 @@ import type { AgentEvent, AgentOptions, RunOptions } from "./agent-options.js";
 import { AgentRunError } from "./agent-options.js";
 import { Budget, BudgetExceededError } from "./budget.js";
 import { SANDBOX_TOOLS } from "./builtin-tools.js";
-import { BRANCH_EXTRA, type Branch, branchLabel, REQUEST_EXTRA } from "./call-position.js";
+import { BRANCH_EXTRA, type Branch, branchLabel, type CallPosition, REQUEST_EXTRA } from "./call-position.js";
 import type { AssistantChunk, Chunk, ChunkInput, Message } from "./chunk.js";
 import { OpenRathError } from "./errors.js";
 import type { JsonValue } from "./json.js";
 import { callModel } from "./model-call.js";
 import type { ProviderDelta, ProviderRequest, ProviderResponse, ProviderV1 } from "./provider.js";
-import { messageHash, projectChunk, type RequestDigest, requestDigest } from "./request-fingerprint.js";
+import {
+  chainMessages,
+  messageHash,
+  messagesDigest,
+  projectChunk,
+  type RequestDigest,
+  requestDigest,
+} from "./request-fingerprint.js";
 import type { Session } from "./session.js";
 import { type Tool, toolSpecs } from "./tool.js";
 import { dispatch, toolCallsRun } from "./tool-dispatch.js";
@@ -28,7 +35,7 @@ interface Prepared {
   readonly byName: ReadonlyMap<string, Tool<never>>;
   readonly specs: ProviderRequest["tools"];
   readonly head: readonly Message[];
-  readonly headHashes: readonly string[];
+  readonly headDigest: string;
   readonly headChars: number;
   readonly digest: RequestDigest;
 }
@@ -57,7 +64,7 @@ function prepare(agent: LoopAgent, config: AgentOptions, placed: boolean): Prepa
     byName: new Map(tools.map((t) => [t.name, t])),
     specs: specs.length > 0 ? specs : undefined,
     head,
-    headHashes: head.map(messageHash),
+    headDigest: messagesDigest(head.map(messageHash)),
     headChars: head.reduce((n, m) => n + JSON.stringify(m).length, 0),
     digest: requestDigest(request, head.length),
   };
@@ -81,8 +88,9 @@ export async function runLoop(
   branch: Branch,
 ): Promise<Session> {
   const author = run.path ? `${run.path}/${agent.name}` : agent.name;
-  const emit = run.onEvent ?? (() => {});
-  const signal = run.signal ?? new AbortController().signal;
+  const emit = run.onEvent ?? ignore;
+  // Tools always get a signal; without the caller's, one that never fires (nothing to race then).
+  const signal = run.signal ?? NEVER;
   const p = prepare(agent, config, input.placement !== undefined);
   const own = config.budget ? new Budget(config.budget) : undefined;
   const label = branchLabel(branch);
@@ -94,18 +102,16 @@ export async function runLoop(
   const admitted = { count: config.toolPolicy?.maxCalls !== undefined ? toolCallsRun(input) : 0 };
   // The transcript as messages, kept up to date as the run appends (each chunk projected once).
   const messages: Message[] = [...p.head];
-  const hashes: string[] = [...p.headHashes];
+  let digest = p.headDigest;
   let chars = p.headChars;
-  const add = (chunks: Iterable<Chunk>) => {
-    for (const chunk of chunks) {
-      const projected = projectChunk(chunk);
-      if (!projected) continue;
-      messages.push(projected.message);
-      hashes.push(projected.hash);
-      chars += projected.chars;
-    }
+  const add = (chunk: Chunk) => {
+    const projected = projectChunk(chunk);
+    if (!projected) return;
+    messages.push(projected.message);
+    digest = chainMessages(digest, projected.hash);
+    chars += projected.chars;
   };
-  add(out.chunks);
+  for (const chunk of out.chunks) add(chunk);
   let finished = false;
 
   const fail = (error: unknown, what: string): never => {
@@ -130,15 +136,17 @@ export async function runLoop(
     );
   };
 
+  const onDelta = streaming ? (delta: StreamedDelta) => emitDelta(agent.name, delta, emit) : undefined;
   for (let turn = 1; turn <= agent.maxTurns; turn++) {
     if (signal.aborted) fail(signal.reason, `before turn ${turn}`);
     emit({ type: "turn_start", agent: agent.name, turn });
-    const request: ProviderRequest = {
-      ...config.request,
-      // A copy per request: a provider may not rely on (or change) our cached objects.
-      messages: messages.map((m) => ({ ...m })),
-      ...(p.specs ? { tools: p.specs } : {}),
-    };
+    // The messages are frozen and shared with later turns: a provider reads them, never changes them.
+    const request: ProviderRequest = config.request
+      ? { ...config.request, messages: messages.slice(), ...(p.specs ? { tools: p.specs } : {}) }
+      : p.specs
+        ? { messages: messages.slice(), tools: p.specs }
+        : { messages: messages.slice() };
+    const position: CallPosition = { branch: branch.key, label, index: turn - 1 };
     let response: ProviderResponse;
     let fingerprint: string;
     try {
@@ -148,16 +156,16 @@ export async function runLoop(
         author,
         provider: agent.provider,
         request,
-        messageHashes: hashes,
+        messagesDigest: digest,
         promptChars: chars,
-        position: { branch: branch.key, label, index: turn - 1 },
+        position,
         streaming,
-        ...(config.retry ? { retry: config.retry } : {}),
+        retry: config.retry,
         run,
-        signal,
-        ...(own ? { own } : {}),
+        signal: run.signal,
+        own,
         session: out,
-        ...(streaming ? { onDelta: (delta) => emitDelta(agent.name, delta, emit) } : {}),
+        onDelta,
       }));
     } catch (error) {
       if (error instanceof BudgetExceededError) throw error;
@@ -177,7 +185,7 @@ export async function runLoop(
       requestHash: fingerprint,
     } as ChunkInput);
     const assistant = out.at(-1) as AssistantChunk;
-    add([assistant]);
+    add(assistant);
     emit({ type: "assistant", agent: agent.name, chunk: assistant });
     if (response.toolCalls.length === 0) {
       finished = true;
@@ -193,11 +201,12 @@ export async function runLoop(
       policy: config.toolPolicy,
       admitted,
       hooks: run.calls,
-      position: { branch: branch.key, label, index: turn - 1 },
+      position,
+      race: run.signal,
     });
     const before = out.length;
     out = out.append(...results);
-    for (let i = before; i < out.length; i++) add([out.at(i)!]);
+    for (let i = before; i < out.length; i++) add(out.at(i)!);
     if (signal.aborted) fail(signal.reason, `while running tools on turn ${turn}`);
   }
   if (!finished) {
@@ -212,11 +221,12 @@ export async function runLoop(
   return out;
 }
 
-function emitDelta(
-  agent: string,
-  delta: Exclude<ProviderDelta, { type: "response" }>,
-  emit: (e: AgentEvent) => void,
-): void {
+type StreamedDelta = Exclude<ProviderDelta, { type: "response" }>;
+
+const ignore = () => {};
+const NEVER = new AbortController().signal;
+
+function emitDelta(agent: string, delta: StreamedDelta, emit: (e: AgentEvent) => void): void {
   if (delta.type === "text") emit({ type: "text_delta", agent, text: delta.text });
   else {
     emit({

@@ -1,15 +1,14 @@
 import type { ModelCall, RunOptions } from "./agent-options.js";
 import { type Budget, type BudgetHold, budgetStop } from "./budget.js";
 import type { CallPosition } from "./call-position.js";
-import { OpenRathError } from "./errors.js";
 import {
   callProvider,
   type ProviderDelta,
   type ProviderRequest,
   type ProviderResponse,
   type ProviderV1,
+  type RetryOptions,
   type RetryPolicy,
-  streamProvider,
 } from "./provider.js";
 import { requestFingerprint } from "./request-fingerprint.js";
 import type { Session } from "./session.js";
@@ -24,22 +23,22 @@ export interface ModelCallSpec {
   readonly author: string;
   readonly provider: ProviderV1;
   readonly request: ProviderRequest;
-  /** The messages' hashes, when the caller keeps them (an agent does, per chunk). */
-  readonly messageHashes?: readonly string[];
+  /** The messages' chained digest, when the caller keeps it (an agent does, per chunk). */
+  readonly messagesDigest?: string;
   /** Characters of the messages' JSON, when known, for the budget's estimate. */
   readonly promptChars?: number;
   readonly position: CallPosition;
   readonly streaming: boolean;
-  readonly retry?: RetryPolicy;
+  readonly retry?: RetryPolicy | undefined;
   /** The run: its signal, shared budget and call hooks. */
   readonly run: RunOptions;
   readonly signal: AbortSignal | undefined;
   /** The step's own limits for this run, if any. */
-  readonly own?: Budget;
+  readonly own?: Budget | undefined;
   /** Where a budget stop is recorded (the session the step is writing). */
   readonly session: Session;
   /** Receives streamed text and tool-call deltas. */
-  readonly onDelta?: (delta: Exclude<ProviderDelta, { type: "response" }>) => void;
+  readonly onDelta?: ((delta: Exclude<ProviderDelta, { type: "response" }>) => void) | undefined;
 }
 
 /** A call's answer and the fingerprint of the request it answered. */
@@ -63,7 +62,7 @@ function estimate(spec: ModelCallSpec): number {
  */
 export async function callModel(spec: ModelCallSpec): Promise<ModelCallResult> {
   const { request, run } = spec;
-  const fingerprint = requestFingerprint(request, spec.messageHashes);
+  const fingerprint = requestFingerprint(request, undefined, spec.messagesDigest);
   const holds: BudgetHold[] = [];
   const budgets: [Budget | undefined, "run" | "own"][] = [
     [run.budget, "run"],
@@ -86,14 +85,13 @@ export async function callModel(spec: ModelCallSpec): Promise<ModelCallResult> {
       holds.push(hold);
     }
   }
-  const options = {
-    ...(spec.signal ? { signal: spec.signal } : {}),
-    ...(spec.retry ? { retry: spec.retry } : {}),
+  const options: RetryOptions = {
+    signal: spec.signal,
+    retry: spec.retry,
+    onDelta: spec.streaming ? spec.onDelta : undefined,
     position: spec.position,
   };
-  const next = spec.streaming
-    ? () => streamed(spec.provider, request, options, spec.onDelta)
-    : () => callProvider(spec.provider, request, options);
+  const next = () => callProvider(spec.provider, request, options);
   let response: ProviderResponse;
   try {
     const hook = run.calls?.model;
@@ -113,17 +111,4 @@ export async function callModel(spec: ModelCallSpec): Promise<ModelCallResult> {
   }
   for (const h of holds) h.settle(response.usage, response.model);
   return { response, fingerprint };
-}
-
-async function streamed(
-  provider: ProviderV1,
-  request: ProviderRequest,
-  options: Parameters<typeof streamProvider>[2],
-  onDelta: ModelCallSpec["onDelta"],
-): Promise<ProviderResponse> {
-  for await (const delta of streamProvider(provider, request, options)) {
-    if (delta.type === "response") return delta.response;
-    onDelta?.(delta);
-  }
-  throw new OpenRathError("provider_stream", `The "${provider.name}" stream ended without a final response.`);
 }

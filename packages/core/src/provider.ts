@@ -1,6 +1,8 @@
 import type { CallPosition } from "./call-position.js";
 import type { Message, ReasoningItem, ToolCall } from "./chunk.js";
 import { OpenRathError, type OpenRathErrorOptions } from "./errors.js";
+import { AbortableReader, raceAbort } from "./internal/abort.js";
+import { AsyncQueue } from "./internal/async-queue.js";
 import type { JsonObject } from "./json.js";
 import type { Usage } from "./usage.js";
 
@@ -219,68 +221,71 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/**
- * `promise`, or a rejection with `onAbort()` as soon as `signal` fires, whichever comes first: an
- * abort returns promptly even when the work behind `promise` ignores the signal.
- */
-export function raceAbort<T>(
-  promise: Promise<T>,
-  signal: AbortSignal | undefined,
-  onAbort: () => unknown,
-): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) {
-    promise.catch(() => {});
-    return Promise.reject(onAbort());
-  }
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(onAbort());
-    signal.addEventListener("abort", abort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", abort);
-        resolve(value);
-      },
-      (error) => {
-        signal.removeEventListener("abort", abort);
-        reject(error);
-      },
-    );
-  });
-}
-
-type RetryOptions = ProviderCallOptions & { retry?: RetryPolicy };
+/** Options of {@link callProvider} and {@link streamProvider}. */
+export type RetryOptions = {
+  readonly signal?: AbortSignal | undefined;
+  readonly position?: CallPosition | undefined;
+  readonly retry?: RetryPolicy | undefined;
+  /**
+   * Streams the call: each text and tool-call delta is passed here as it arrives (from
+   * `provider.stream`, or as one text delta from `complete` for providers without it).
+   */
+  readonly onDelta?: ((delta: Exclude<ProviderDelta, { type: "response" }>) => void) | undefined;
+};
 
 /**
- * The one retry loop behind {@link callProvider} and {@link streamProvider}: opens an attempt's
- * deltas, passes them on, and on a transient {@link ProviderError} before the first delta waits
- * (backoff with jitter, or the server's retry-after) and tries again. An abort ends it at once,
- * even inside a provider that ignores its signal.
+ * Calls `provider`, retrying transient {@link ProviderError}s with exponential backoff and jitter
+ * (or the server's retry-after); any other error, an abort, or the last attempt's error is thrown
+ * as is. With `onDelta` it streams: deltas go to `onDelta` as they arrive, and a failure after the
+ * first delta is not retried (the output is already out). An abort rejects at once, even inside a
+ * provider that ignores its signal. This is the one retry loop: {@link streamProvider} is built on it.
  */
-async function* withRetries(
-  open: (options: ProviderCallOptions) => AsyncIterable<ProviderDelta>,
-  options: RetryOptions,
-): AsyncGenerator<ProviderDelta> {
+export async function callProvider(
+  provider: ProviderV1,
+  request: ProviderRequest,
+  options: RetryOptions = {},
+): Promise<ProviderResponse> {
   const attempts = Math.max(1, options.retry?.maxAttempts ?? 4);
   const signal = options.signal;
-  const callOptions: ProviderCallOptions = {
-    ...(signal ? { signal } : {}),
-    ...(options.position ? { position: options.position } : {}),
-  };
+  const onDelta = options.onDelta;
+  const callOptions: ProviderCallOptions =
+    signal || options.position
+      ? { ...(signal ? { signal } : {}), ...(options.position ? { position: options.position } : {}) }
+      : {};
+  const aborted = () => abortError(signal!);
   for (let attempt = 1; ; attempt++) {
     if (signal?.aborted) throw abortError(signal);
     let started = false;
-    const iterator = open(callOptions)[Symbol.asyncIterator]();
     try {
-      for (;;) {
-        const next = await raceAbort(iterator.next(), signal, () => {
-          // Do not wait for a provider that ignores its signal to wind down.
-          void iterator.return?.()?.catch?.(() => {});
-          return abortError(signal!);
-        });
-        if (next.done) return;
-        started = true;
-        yield next.value;
+      if (!onDelta || !provider.stream) {
+        const response = await raceAbort(provider.complete(request, callOptions), signal, aborted);
+        if (onDelta && response.content) onDelta({ type: "text", text: response.content });
+        return response;
+      }
+      const reader = new AbortableReader(
+        provider.stream(request, callOptions)[Symbol.asyncIterator](),
+        signal,
+        aborted,
+      );
+      try {
+        for (;;) {
+          const next = await reader.next();
+          if (next.done) {
+            throw new ProviderError(
+              "provider_stream",
+              `The "${provider.name}" stream ended without a final response.`,
+              {
+                retryable: !started,
+              },
+            );
+          }
+          const delta = next.value;
+          if (delta.type === "response") return delta.response;
+          started = true;
+          onDelta(delta);
+        }
+      } finally {
+        reader.close();
       }
     } catch (error) {
       if (
@@ -298,48 +303,37 @@ async function* withRetries(
   }
 }
 
-async function* completeAsStream(
-  provider: ProviderV1,
-  request: ProviderRequest,
-  options: ProviderCallOptions,
-  withText: boolean,
-): AsyncGenerator<ProviderDelta> {
-  const response = await provider.complete(request, options);
-  if (withText && response.content) yield { type: "text", text: response.content };
-  yield { type: "response", response };
-}
-
 /**
- * Calls `provider.complete`, retrying transient {@link ProviderError}s with exponential backoff
- * and jitter (or the server's retry-after). Any other error, an abort, or the last attempt's
- * error is thrown as is.
+ * Streams from `provider` as deltas ending with one `response` event, on {@link callProvider}'s
+ * retry loop: transient failures before the first delta are retried, later ones are thrown.
+ * Falls back to `complete` for providers without `stream`, yielding the text as one delta.
  */
-export async function callProvider(
+export async function* streamProvider(
   provider: ProviderV1,
   request: ProviderRequest,
-  options: RetryOptions = {},
-): Promise<ProviderResponse> {
-  for await (const delta of withRetries((o) => completeAsStream(provider, request, o, false), options)) {
-    if (delta.type === "response") return delta.response;
-  }
-  throw new ProviderError("provider_response", `The "${provider.name}" provider returned no response.`);
-}
-
-/**
- * Streams from `provider`, retrying transient failures that happen before the first delta (a
- * stream that already produced output is not replayed: its error is thrown). Falls back to
- * `complete` for providers without `stream`, yielding the text as one delta.
- */
-export function streamProvider(
-  provider: ProviderV1,
-  request: ProviderRequest,
-  options: RetryOptions = {},
+  options: Omit<RetryOptions, "onDelta"> = {},
 ): AsyncGenerator<ProviderDelta> {
-  const stream = provider.stream?.bind(provider);
-  return withRetries(
-    stream ? (o) => stream(request, o) : (o) => completeAsStream(provider, request, o, true),
-    options,
-  );
+  // A consumer that stops reading ends the call too.
+  const controller = new AbortController();
+  const outer = options.signal;
+  const forward = () => controller.abort(outer?.reason);
+  if (outer?.aborted) forward();
+  else outer?.addEventListener("abort", forward, { once: true });
+  const queue = new AsyncQueue<ProviderDelta>(() => controller.abort());
+  callProvider(provider, request, {
+    ...options,
+    signal: controller.signal,
+    onDelta: (delta) => queue.push(delta),
+  })
+    .finally(() => outer?.removeEventListener("abort", forward))
+    .then(
+      (response) => {
+        queue.push({ type: "response", response });
+        queue.end();
+      },
+      (error) => queue.fail(error),
+    );
+  yield* queue;
 }
 
 /**

@@ -8,21 +8,46 @@ export function messageHash(message: Message): string {
   return hashString(JSON.stringify(message));
 }
 
-/** The hash of one tool spec, as {@link requestFingerprint} folds the tool list in. */
+const toolHashes = new WeakMap<readonly unknown[], string>();
+
+/** The hash of a tool list, cached per array (an agent sends the same array every turn). */
 function toolsHash(tools: ProviderRequest["tools"]): string | null {
-  return tools ? hashString(JSON.stringify(tools)) : null;
+  if (!tools) return null;
+  let hash = toolHashes.get(tools);
+  if (hash === undefined) {
+    hash = hashString(JSON.stringify(tools));
+    toolHashes.set(tools, hash);
+  }
+  return hash;
+}
+
+/** The digest of a message list with one more message (hash `messageHash`) at its end: O(1) per message. */
+export function chainMessages(digest: string, messageHash: string): string {
+  return hashString(digest + messageHash);
+}
+
+/** The digest of a whole message list, as {@link chainMessages} builds it one message at a time. */
+export function messagesDigest(messageHashes: readonly string[]): string {
+  let digest = "";
+  for (const hash of messageHashes) digest = chainMessages(digest, hash);
+  return digest;
 }
 
 /**
  * The fingerprint of a request: what `ReplayProvider` matches a recorded turn by. Built from a
- * hash per message (so an agent hashes each message once, not the whole transcript every turn)
- * and the model, tools, tool choice and response format. Pass `messageHashes` when they are known.
+ * digest of the messages — a chain over one hash per message, so an agent adds each message once
+ * instead of rehashing the transcript every turn — and the model, tools, tool choice and response
+ * format. Pass `messageHashes` (or their chained `digest`) when they are known.
  */
-export function requestFingerprint(request: ProviderRequest, messageHashes?: readonly string[]): string {
+export function requestFingerprint(
+  request: ProviderRequest,
+  messageHashes?: readonly string[],
+  digest?: string,
+): string {
   return hashString(
     JSON.stringify([
       request.model ?? null,
-      messageHashes ?? request.messages.map(messageHash),
+      digest ?? messagesDigest(messageHashes ?? request.messages.map(messageHash)),
       toolsHash(request.tools),
       request.toolChoice ?? null,
       request.responseFormat ?? null,
@@ -47,7 +72,15 @@ export function projectChunk(chunk: Chunk): ProjectedChunk | null {
     const message = chunkToMessage(chunk);
     if (message) {
       const json = JSON.stringify(message);
-      p = { message, hash: hashString(json), chars: json.length };
+      // Shared by every request that sends it, so frozen: a provider cannot change a later turn's copy.
+      if (message.role === "assistant" && message.tool_calls) {
+        for (const call of message.tool_calls) {
+          Object.freeze(call.function);
+          Object.freeze(call);
+        }
+        Object.freeze(message.tool_calls);
+      }
+      p = { message: Object.freeze(message), hash: hashString(json), chars: json.length };
     } else p = null;
     projected.set(chunk, p);
   }

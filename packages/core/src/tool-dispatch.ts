@@ -2,7 +2,7 @@ import type { AgentEvent, CallHooks, ToolDispatch, ToolOutcome } from "./agent-o
 import type { CallPosition } from "./call-position.js";
 import type { ChunkInput, ToolCall } from "./chunk.js";
 import { OpenRathError } from "./errors.js";
-import { raceAbort } from "./provider.js";
+import { raceAbort } from "./internal/abort.js";
 import type { Session } from "./session.js";
 import { parseToolArguments, projectToolResult, type Tool, toolErrorContent } from "./tool.js";
 import { type ToolPolicy, toolPolicyDenial } from "./tool-policy.js";
@@ -22,6 +22,8 @@ export interface DispatchContext {
   readonly hooks: CallHooks | undefined;
   /** The branch and model call whose reply asked for these tools. */
   readonly position: CallPosition;
+  /** The signal to race running tools against (the caller's; none when nothing can abort the run). */
+  readonly race: AbortSignal | undefined;
 }
 
 type Prepared =
@@ -29,6 +31,7 @@ type Prepared =
   | { readonly ready: false; readonly outcome: ToolOutcome };
 
 const ABANDONED = Symbol("abandoned");
+const abandoned = () => ABANDONED;
 
 const failed = (content: string): ToolOutcome => ({ content, isError: true });
 
@@ -66,6 +69,18 @@ export function toolCallsRun(session: Session): number {
  * even when a tool ignores its signal.
  */
 export async function dispatch(calls: readonly ToolCall[], ctx: DispatchContext): Promise<ChunkInput[]> {
+  if (calls.length === 1) {
+    // One call (the common turn): no lanes to keep.
+    const call = calls[0]!;
+    const p = await prepare(call, ctx);
+    let outcome: ToolOutcome;
+    if (p.ready) outcome = await execute(call, 0, p, ctx);
+    else {
+      start(call, ctx);
+      outcome = end(call, p.outcome, ctx);
+    }
+    return [resultChunk(call, outcome, ctx)];
+  }
   const prepared: Prepared[] = await Promise.all(calls.map((call) => prepare(call, ctx)));
   const results: ToolOutcome[] = new Array(calls.length);
   const lanes = new Map<string, Promise<void>>();
@@ -84,18 +99,32 @@ export async function dispatch(calls: readonly ToolCall[], ctx: DispatchContext)
     tasks.push(task);
   });
   await Promise.all(tasks);
-  return calls.map((call, i) => {
-    const r =
-      results[i] ?? failed(toolErrorContent("internal_missing_result", "The tool produced no result."));
-    return {
-      kind: "tool_result",
-      author: ctx.author,
-      toolCallId: call.id,
-      name: call.function.name,
-      content: r.content,
-      ...(r.isError ? { isError: true } : {}),
-    };
-  });
+  return calls.map((call, i) =>
+    resultChunk(
+      call,
+      results[i] ?? failed(toolErrorContent("internal_missing_result", "The tool produced no result.")),
+      ctx,
+    ),
+  );
+}
+
+function resultChunk(call: ToolCall, r: ToolOutcome, ctx: DispatchContext): ChunkInput {
+  return r.isError
+    ? {
+        kind: "tool_result",
+        author: ctx.author,
+        toolCallId: call.id,
+        name: call.function.name,
+        content: r.content,
+        isError: true,
+      }
+    : {
+        kind: "tool_result",
+        author: ctx.author,
+        toolCallId: call.id,
+        name: call.function.name,
+        content: r.content,
+      };
 }
 
 function start(call: ToolCall, ctx: DispatchContext): void {
@@ -187,20 +216,22 @@ async function execute(
     }
   }
   ctx.admitted.count++;
-  const run = () => runTool(call, p, ctx);
   const hook = ctx.hooks?.tool;
-  const dispatched: ToolDispatch = {
-    by: ctx.agent,
-    position: ctx.position,
-    order,
-    call,
-    session: ctx.session,
-  };
   let outcome: ToolOutcome;
-  try {
-    outcome = hook ? await hook.call(ctx.hooks, dispatched, run) : await run();
-  } catch (error) {
-    outcome = failed(thrown(error));
+  if (!hook) outcome = await runTool(call, p, ctx);
+  else {
+    const dispatched: ToolDispatch = {
+      by: ctx.agent,
+      position: ctx.position,
+      order,
+      call,
+      session: ctx.session,
+    };
+    try {
+      outcome = await hook.call(ctx.hooks, dispatched, () => runTool(call, p, ctx));
+    } catch (error) {
+      outcome = failed(thrown(error));
+    }
   }
   return end(call, outcome, ctx);
 }
@@ -222,7 +253,7 @@ async function runTool(
         emit: (data) => ctx.emit({ type: "tool_progress", agent: ctx.agent, callId: call.id, name, data }),
       }),
     );
-    const value = await raceAbort(running, ctx.signal, () => ABANDONED);
+    const value = await raceAbort(running, ctx.race, abandoned);
     return { content: projectToolResult(value, p.tool.maxResultChars), isError: false };
   } catch (error) {
     if (error === ABANDONED) {
