@@ -11,16 +11,18 @@ import { emit, progressFor, round } from "./internal/report.js";
 // every query is run (top 10), and recall@1, recall@5, recall@10 and MRR are printed as one JSON
 // line per store. By default both the bm25 store and the anchor (MiniSearch) run, side by side.
 
-const USAGE = `Usage: pnpm -s bench:memory-quality [--data <file.jsonl>] [--store bm25|minisearch|all] [--verbose]
+const USAGE = `Usage: pnpm -s bench:memory-quality [--data <file.jsonl>] [--store <name>|all] [--split dev|test|all] [--verbose]
 
   --data      a JSONL set (default: data/memory-quality.jsonl); a relative path is read from the
               directory pnpm was started in
-  --store     which store to evaluate (default: all, one JSON line each)
+  --store     which store to evaluate (default: all, one JSON line each): ${STORE_NAMES.join(", ")}
+  --split     which queries to run (default: all; tune on dev, report test as held out)
   --verbose   print every query's rank and top hits on stderr
 
 Lines of the set:
   {"type":"entry","id":"e1","text":"...","scope":{"tenant":"default","user":"ada"}}   scope optional
-  {"type":"query","id":"q1","text":"...","relevant":["e1"],"scope":{...},"tag":"..."} scope, tag optional
+  {"type":"query","id":"q1","text":"...","relevant":["e1"],"scope":{...},"tag":"...","split":"dev"}
+                                                            scope, tag, split (dev|test) optional
 A query asks at its scope (default: the tenant level) and sees entries at that scope or an
 enclosing one; every relevant entry must be visible to it.`;
 
@@ -40,6 +42,7 @@ interface Query {
   readonly relevant: readonly string[];
   readonly scope?: MemoryScope;
   readonly tag?: string;
+  readonly split?: "dev" | "test";
 }
 
 interface QualitySet {
@@ -70,7 +73,7 @@ function parseSet(text: string, file: string): QualitySet {
     }
     if (typeof record !== "object" || record === null || Array.isArray(record))
       fail("a line must be a JSON object");
-    const { type, id, text: body, scope, relevant, tag } = record;
+    const { type, id, text: body, scope, relevant, tag, split } = record;
     if (typeof id !== "string" || id === "")
       fail(`"id" must be a non-empty string, got ${JSON.stringify(id)}`);
     if (typeof body !== "string" || body.trim() === "") fail(`"text" must be a non-blank string`);
@@ -99,12 +102,15 @@ function parseSet(text: string, file: string): QualitySet {
         fail(`"relevant" must be a non-empty array of entry ids, got ${JSON.stringify(relevant)}`);
       }
       if (tag !== undefined && typeof tag !== "string") fail(`"tag" must be a string when given`);
+      if (split !== undefined && split !== "dev" && split !== "test")
+        fail(`"split" must be "dev" or "test" when given`);
       queries.push({
         id: id as string,
         text: body as string,
         relevant: [...new Set(relevant as string[])],
         ...withScope,
         ...(tag === undefined ? {} : { tag: tag as string }),
+        ...(split === undefined ? {} : { split: split as "dev" | "test" }),
       });
     } else {
       fail(`"type" must be "entry" or "query", got ${JSON.stringify(type)}`);
@@ -159,6 +165,7 @@ async function evaluate(store: StoreName, set: QualitySet, data: string, verbose
     await memory.add(set.entries);
     const total = emptyScores();
     const byTag = new Map<string, Scores>();
+    const bySplit = new Map<string, Scores>();
     let scopeViolations = 0;
     for (const query of set.queries) {
       const ids = await memory.search(query.text, {
@@ -170,7 +177,9 @@ async function evaluate(store: StoreName, set: QualitySet, data: string, verbose
       const rank = ids.findIndex((id) => relevant.has(id)) + 1;
       const tagScores = byTag.get(query.tag ?? "untagged") ?? emptyScores();
       byTag.set(query.tag ?? "untagged", tagScores);
-      for (const scores of [total, tagScores]) {
+      const splitScores = bySplit.get(query.split ?? "unsplit") ?? emptyScores();
+      bySplit.set(query.split ?? "unsplit", splitScores);
+      for (const scores of [total, tagScores, splitScores]) {
         scores.queries++;
         for (const k of CUTOFFS)
           scores.recall[k] += ids.slice(0, k).filter((id) => relevant.has(id)).length / relevant.size;
@@ -191,6 +200,7 @@ async function evaluate(store: StoreName, set: QualitySet, data: string, verbose
       ...summarize(total),
       scope_violations: scopeViolations,
       by_tag: Object.fromEntries([...byTag].map(([tag, scores]) => [tag, summarize(scores)])),
+      by_split: Object.fromEntries([...bySplit].map(([split, scores]) => [split, summarize(scores)])),
     };
   } finally {
     await memory.close();
@@ -204,6 +214,7 @@ async function main(): Promise<number> {
       options: {
         data: { type: "string" },
         store: { type: "string", default: "all" },
+        split: { type: "string", default: "all" },
         verbose: { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
@@ -242,8 +253,14 @@ async function main(): Promise<number> {
     process.stderr.write(`memory-quality: ${reason}\n`);
     return 1;
   }
+  const splitArg = args.values.split;
+  if (splitArg !== "all" && splitArg !== "dev" && splitArg !== "test") {
+    process.stderr.write(`Unknown --split ${JSON.stringify(splitArg)}; use dev, test or all.\n`);
+    return 2;
+  }
+  if (splitArg !== "all") set = { ...set, queries: set.queries.filter((q) => q.split === splitArg) };
   progress(
-    `${shown}: ${set.entries.length} entries, ${set.queries.length} queries; stores: ${stores.join(", ")}`,
+    `${shown}: ${set.entries.length} entries, ${set.queries.length} queries (split ${splitArg}); stores: ${stores.join(", ")}`,
   );
   const lines = [];
   for (const store of stores) {
@@ -251,12 +268,39 @@ async function main(): Promise<number> {
     emit(line);
     lines.push(line);
   }
+  const ours = lines.find((l) => l.store === "bm25");
+  const anchor = lines.find((l) => l.store === "minisearch-fuzzy");
   if (lines.length > 1) {
-    const tags = Object.keys(lines[0]!.by_tag);
-    progress(`recall@10 by tag: ${stores.join(" / ")}`);
-    for (const tag of tags) {
-      progress(`  ${tag.padEnd(12)} ${lines.map((l) => l.by_tag[tag]!.recall_at_10.toFixed(3)).join(" / ")}`);
+    const metrics = ["recall_at_1", "recall_at_5", "recall_at_10", "mrr"] as const;
+    progress(`by tag, ${metrics.join(" / ")}:`);
+    for (const tag of Object.keys(lines[0]!.by_tag)) {
+      progress(`  ${tag}`);
+      for (const line of lines) {
+        const s = line.by_tag[tag]!;
+        progress(`    ${line.store.padEnd(20)} ${metrics.map((m) => s[m].toFixed(3)).join(" / ")}`);
+      }
     }
+  }
+  if (ours && anchor) {
+    // The targets: at least minisearch with prefix and fuzzy search in every group (by MRR and
+    // recall@1), and recall@1 of 0.85 overall.
+    const groups = Object.keys(ours.by_tag).map((tag) => {
+      const a = ours.by_tag[tag]!;
+      const b = anchor.by_tag[tag]!;
+      return { tag, ok: a.recall_at_1 >= b.recall_at_1 && a.mrr >= b.mrr };
+    });
+    emit({
+      case: "memory_quality_targets",
+      data: shown,
+      split: splitArg,
+      store: "bm25",
+      anchor: "minisearch-fuzzy",
+      recall_at_1: ours.recall_at_1,
+      anchor_recall_at_1: anchor.recall_at_1,
+      target: "bm25 >= minisearch-fuzzy in recall@1 and MRR in every group; overall recall@1 >= 0.85",
+      groups_below_anchor: groups.filter((g) => !g.ok).map((g) => g.tag),
+      meets_target: ours.recall_at_1 >= 0.85 && groups.every((g) => g.ok),
+    });
   }
   return 0;
 }

@@ -4,8 +4,12 @@
 // at its scope or an enclosing one).
 import type { MemoryScope } from "@openrath/core";
 import { scopePath } from "@openrath/core/backend";
-import { bm25Memory } from "@openrath/memory-bm25";
-import MiniSearch, { type Options as MiniSearchOptions, type SearchResult } from "minisearch";
+import { type Bm25MemoryOptions, bm25Memory } from "@openrath/memory-bm25";
+import MiniSearch, {
+  type Options as MiniSearchOptions,
+  type SearchOptions,
+  type SearchResult,
+} from "minisearch";
 
 /** One entry to store. `scope` defaults to the tenant level, `{ tenant: "default" }`. */
 export interface StoreEntry {
@@ -22,8 +26,34 @@ export interface RankedStore {
   close(): Promise<void>;
 }
 
-export const STORE_NAMES = ["bm25", "minisearch"] as const;
+/**
+ * The stores: bm25 with its defaults; bm25 with one matching feature turned off each (what each
+ * feature contributes); MiniSearch with its defaults; MiniSearch with prefix and fuzzy search.
+ */
+export const STORE_NAMES = [
+  "bm25",
+  "bm25-no-stemming",
+  "bm25-no-prefix",
+  "bm25-no-fuzzy",
+  "bm25-no-identifiers",
+  "bm25-length-terms",
+  "minisearch",
+  "minisearch-fuzzy",
+] as const;
 export type StoreName = (typeof STORE_NAMES)[number];
+
+/** The bm25 options of each bm25 store name. */
+const BM25_VARIANTS: Record<Extract<StoreName, `bm25${string}`>, Bm25MemoryOptions> = {
+  bm25: {},
+  "bm25-no-stemming": { stemming: false },
+  "bm25-no-prefix": { prefix: false },
+  "bm25-no-fuzzy": { fuzzy: false },
+  "bm25-no-identifiers": { identifiers: false },
+  "bm25-length-terms": { lengthUnit: "terms" },
+};
+
+/** MiniSearch's prefix and fuzzy search as its documentation shows them (fuzzy: 0.2 of the term length). */
+export const MINISEARCH_FUZZY: SearchOptions = { prefix: true, fuzzy: 0.2 };
 
 /** A MiniSearch document: the entry's text and its scope as a path (`default/ada`). */
 export interface MiniSearchDoc {
@@ -59,15 +89,18 @@ export function miniSearchRecall(
   query: string,
   topK: number,
   visible: ReadonlySet<string>,
+  options: SearchOptions = {},
 ): SearchResult[] {
-  return index.search(query, { filter: (hit) => visible.has(hit.scope as string) }).slice(0, topK);
+  return index
+    .search(query, { ...options, filter: (hit) => visible.has(hit.scope as string) })
+    .slice(0, topK);
 }
 
-/** OpenRath's bm25 memory, in memory (no path). */
-export async function openBm25Store(): Promise<RankedStore> {
-  const memory = await bm25Memory().open(undefined);
+/** OpenRath's bm25 memory, in memory (no path), with the options of `name`. */
+export async function openBm25Store(name: keyof typeof BM25_VARIANTS = "bm25"): Promise<RankedStore> {
+  const memory = await bm25Memory(BM25_VARIANTS[name]).open(undefined);
   return {
-    name: "bm25",
+    name,
     async add(entries) {
       await memory.remember(
         entries.map((e) => ({ id: e.id, text: e.text, ...(e.scope ? { scope: e.scope } : {}) })),
@@ -81,21 +114,26 @@ export async function openBm25Store(): Promise<RankedStore> {
   };
 }
 
-/** The anchor, MiniSearch with {@link MINISEARCH_OPTIONS}. */
-export function openMiniSearchStore(): RankedStore {
+/** The anchor, MiniSearch with {@link MINISEARCH_OPTIONS}; `minisearch-fuzzy` adds {@link MINISEARCH_FUZZY}. */
+export function openMiniSearchStore(name: "minisearch" | "minisearch-fuzzy" = "minisearch"): RankedStore {
   const index = new MiniSearch<MiniSearchDoc>(MINISEARCH_OPTIONS);
+  const options = name === "minisearch-fuzzy" ? MINISEARCH_FUZZY : {};
   return {
-    name: "minisearch",
+    name,
     async add(entries) {
       index.addAll(entries.map(toMiniSearchDoc));
     },
     async search(query, { topK, scope }) {
-      return miniSearchRecall(index, query, topK, visibleScopePaths(scope)).map((hit) => hit.id as string);
+      return miniSearchRecall(index, query, topK, visibleScopePaths(scope), options).map(
+        (hit) => hit.id as string,
+      );
     },
     close: async () => {},
   };
 }
 
 export function openStore(name: StoreName): Promise<RankedStore> {
-  return name === "bm25" ? openBm25Store() : Promise.resolve(openMiniSearchStore());
+  return name === "minisearch" || name === "minisearch-fuzzy"
+    ? Promise.resolve(openMiniSearchStore(name))
+    : openBm25Store(name);
 }
