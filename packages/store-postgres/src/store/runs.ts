@@ -163,6 +163,19 @@ function claimsOf(rows: RunRow[], workerId: string): Claim[] {
 }
 
 /**
+ * The claimable runs of uncapped tenants: queued, of these plans, due, highest priority then
+ * oldest, rows other claimers hold skipped. The order matches the partial index `runs_claim`.
+ */
+export function claimCandidates(c: StoreContext, hashes: readonly string[], limit: number) {
+  return sql`select r.id from ${c.t.runs} r
+    where r.status = 'queued' and r.plan_hash = any(${[...hashes]}::text[]) and r.not_before <= now()
+      and not exists (select 1 from ${c.t.limits} l where l.tenant_id = r.tenant_id)
+    order by r.priority desc, r.queued_at, r.id
+    limit ${limit}
+    for update of r skip locked`;
+}
+
+/**
  * See `RunStoreV1.claim`. Uncapped tenants are claimed in one statement; tenants with a running
  * cap go through a transaction that takes a per-tenant advisory lock and counts, so the cap is exact.
  */
@@ -176,14 +189,7 @@ export async function claimRuns(
   const { runs, events, limits } = c.t;
   const lease = request.leaseMs;
   const result = await sql<{ claimed: RunRow[] | string | null; has_limits: boolean; next_at: unknown }>`
-    with cand as (
-      select r.id from ${runs} r
-      where r.status = 'queued' and r.plan_hash = any(${hashes}::text[]) and r.not_before <= now()
-        and not exists (select 1 from ${limits} l where l.tenant_id = r.tenant_id)
-      order by r.priority desc, r.queued_at, r.id
-      limit ${limit}
-      for update of r skip locked
-    ),
+    with cand as (${claimCandidates(c, hashes, limit)}),
     upd as (
       update ${runs} r set status = 'running', version = r.version + 1, fencing_token = r.fencing_token + 1,
         lease_holder = ${request.workerId}, lease_expires_at = now() + ${lease} * interval '1 millisecond',
