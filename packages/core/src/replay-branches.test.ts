@@ -127,7 +127,7 @@ describe("ReplayProvider under parallel branches", () => {
     const miss = (error as AgentRunError).cause as ProviderError;
     expect(ProviderError.isInstance(miss, "replay_miss")).toBe(true);
     // The second fork of the input, the critic's run on it, its first call.
-    expect(miss.message).toContain("(call 1 on branch leaf_user › fork#1 › loop:critic)");
+    expect(miss.message).toContain("It is call 1 on branch leaf_user › fork#1 › loop:critic.");
     expect(miss.message).toContain('parameter toolChoice was null, now "none"');
     expect(miss.message).toContain("tool grep is new");
     expect(miss.message).toContain("message 0 (system, the instructions) changed");
@@ -159,7 +159,7 @@ describe("ReplayProvider under parallel branches", () => {
       error = e;
     }
     const miss = (error as AgentRunError).cause as ProviderError;
-    expect(miss.message).toContain("(call 2 on branch leaf_user › loop:counter)");
+    expect(miss.message).toContain("It is call 2 on branch leaf_user › loop:counter.");
     expect(miss.message).toContain('message 2 was tool: "{\\"n\\":0}"; now tool: "{\\"n\\":1}"');
   });
 });

@@ -99,12 +99,10 @@ describe("ReplayProvider: agents", () => {
     const miss = error.cause as ProviderError;
     expect(ProviderError.isInstance(miss, "replay_miss")).toBe(true);
     expect(miss.retryable).toBe(false);
-    expect(miss.message).toMatch(
-      /^Replay diverged at model call 1 \(call 1 on branch leaf_user › loop:researcher\): no recorded turn answers this request/,
-    );
+    expect(miss.message).toMatch(/^Replay diverged at model call 1: no recorded turn answers this request/);
     expect(miss.message).toContain('the last user: "Populations of Nara?"');
     expect(miss.message).toContain(
-      'The next recorded call on this branch, by researcher, answered a different request: message 1 was user: "Populations of Kyoto and Osaka?"; now user: "Populations of Nara?"',
+      'It is call 1 on branch leaf_user › loop:researcher. The next recorded turn, by researcher, answered a different request on this branch: message 1 was user: "Populations of Kyoto and Osaka?"; now user: "Populations of Nara?"',
     );
     expect(miss.details).toMatchObject({ call: 1, messages: 2, replayed: 0, remaining: 2 });
     expect(error.session.at(-1)).toMatchObject({ name: "agent.error", data: { code: "replay_miss" } });
@@ -126,7 +124,9 @@ describe("ReplayProvider: agents", () => {
     const error = await failure(agent(ReplayProvider.from(recorded)).run(input));
     const miss = error.cause as ProviderError;
     expect(miss.code).toBe("replay_miss");
-    expect(miss.message).toMatch(/^Replay diverged at model call 2 \(call 2 on branch leaf_user › loop:r\):/);
+    expect(miss.message).toMatch(
+      /^Replay diverged at model call 2: .* It is call 2 on branch leaf_user › loop:r\./,
+    );
     expect(miss.details).toMatchObject({ call: 2, replayed: 1, remaining: 1 });
     expect(error.session.chunks.filter((c) => c.kind === "assistant")).toHaveLength(1);
   });

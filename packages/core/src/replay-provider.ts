@@ -257,7 +257,7 @@ export class ReplayProvider implements ProviderV1 {
     const lastText = last
       ? `${last.role}: ${JSON.stringify(String(last.content ?? "").slice(0, 160))}`
       : "(no messages)";
-    const where = position ? ` (call ${position.index + 1} on branch ${position.label})` : "";
+    const where = position ? ` It is call ${position.index + 1} on branch ${position.label}.` : "";
     const pending = (onBranch ?? this.all).filter((e) => !e.served);
     const expected = pending[0]?.call;
     let differences: string[] = [];
@@ -265,7 +265,7 @@ export class ReplayProvider implements ProviderV1 {
     if (expected) {
       differences = expected.request ? requestDifferences(request, expected.request()) : [];
       const what = differences.length > 0 ? `: ${differences.join("; ")}` : ` (${expected.requestHash})`;
-      told = ` The next recorded call${onBranch ? " on this branch" : ""}, by ${expected.author ?? "an unnamed agent"}, answered a different request${what}.`;
+      told = ` The next recorded turn, by ${expected.author ?? "an unnamed agent"}, answered a different request${onBranch ? " on this branch" : ""}${what}.`;
     } else if (onBranch) {
       told =
         " Every recorded call on this branch has been replayed already: the branch now makes more calls than it did.";
@@ -278,7 +278,7 @@ export class ReplayProvider implements ProviderV1 {
         : "";
     return new ProviderError(
       "replay_miss",
-      `Replay diverged at model call ${call}${where}: no recorded turn answers this request (${hash}; ${request.messages.length} messages, the last ${lastText}).${told}${elsewhere} The run no longer matches the recording: its inputs, tools or code changed.`,
+      `Replay diverged at model call ${call}: no recorded turn answers this request (${hash}; ${request.messages.length} messages, the last ${lastText}).${where}${told}${elsewhere} The run no longer matches the recording: its inputs, tools or code changed.`,
       {
         retryable: false,
         details: {
