@@ -7,7 +7,7 @@ import type { JsonValue } from "./json.js";
 import type { ProviderRequest, ProviderResponse, ProviderV1, RetryPolicy } from "./provider.js";
 import type { Registry } from "./registry.js";
 import type { Session } from "./session.js";
-import type { Tool } from "./tool.js";
+import type { Tool, ToolContext } from "./tool.js";
 import type { ToolPolicy } from "./tool-policy.js";
 
 /** Request fields an agent sends with every call (sampling, tool choice, structured output…). */
@@ -77,6 +77,25 @@ export interface ToolDispatch {
   readonly call: ToolCall;
   /** The session as of the turn that called the tool. */
   readonly session: Session;
+  /** The tool being called (its effect class, idempotency key and approval rule). */
+  readonly tool: Tool<never>;
+  /** The validated arguments. */
+  readonly args: unknown;
+  /**
+   * Whether the tool's `needsApproval` asks for a human's approval of this call. Only a hook with
+   * `approvals: true` sees `true` (without one such calls are refused before the hook).
+   */
+  readonly needsApproval: boolean;
+}
+
+/**
+ * What a `calls.tool` hook may change when it runs the tool: other arguments (an approved edit,
+ * already validated against the tool's schema), and fields added to the tool's context (the call's
+ * idempotency key, an `interrupt` function, extensions).
+ */
+export interface ToolRunOverride {
+  readonly args?: unknown;
+  readonly context?: Pick<ToolContext, "idempotencyKey" | "interrupt" | "extensions">;
 }
 
 /** What a tool call comes back as: the JSON text that enters the transcript. */
@@ -94,8 +113,19 @@ export interface ToolOutcome {
 export interface CallHooks {
   /** Around each model call; `next()` makes it (with retries, streaming deltas when streaming). */
   model?(call: ModelCall, next: () => Promise<ProviderResponse>): Promise<ProviderResponse>;
-  /** Around each tool call that passed validation and policy; `next()` runs the tool. */
-  tool?(dispatch: ToolDispatch, next: () => Promise<ToolOutcome>): Promise<ToolOutcome>;
+  /**
+   * Around each tool call that passed validation and policy; `next()` runs the tool (with
+   * `override`, on other arguments or with more context).
+   */
+  tool?(
+    dispatch: ToolDispatch,
+    next: (override?: ToolRunOverride) => Promise<ToolOutcome>,
+  ): Promise<ToolOutcome>;
+  /**
+   * The `tool` hook asks a human to approve the calls whose tool `needsApproval` (a durable
+   * journal does). Without it such calls are refused with an `approval_required` result.
+   */
+  readonly approvals?: boolean;
 }
 
 /** Options of one run of an agent or workflow. Pass them on to child runs. */

@@ -6,6 +6,7 @@
  */
 export { type Branch, createRunScope } from "./call-position.js";
 export { chunkToMessage } from "./chunk.js";
+export { validateJsonSchema } from "./internal/json-schema.js";
 export {
   extractMemories,
   memoryId,
@@ -44,4 +45,5 @@ export {
   resolveExecTimeout,
   truncationMarker,
 } from "./sandbox.js";
+export { projectToolResult, toolErrorContent } from "./tool.js";
 export { addUsage, ZERO_USAGE } from "./usage.js";

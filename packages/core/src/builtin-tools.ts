@@ -48,6 +48,8 @@ export const runShellCommand = defineTool<{ cmd: string; cwd?: string; timeout_s
     required: ["cmd"],
     additionalProperties: false,
   },
+  // Any command may act on the world: a crash mid-command parks the run for review.
+  effect: "non_idempotent",
   needsSandbox: true,
   resourceKey: () => "sandbox:exec",
   async execute(args, ctx) {
@@ -71,6 +73,7 @@ export const readWorkspaceFile = defineTool<{ path: string }>({
     required: ["path"],
     additionalProperties: false,
   },
+  effect: "read_only",
   needsSandbox: true,
   resourceKey: (args) => fsLane(args.path),
   async execute(args, ctx) {
@@ -91,6 +94,9 @@ export const writeWorkspaceFile = defineTool<{ path: string; content: string }>(
     required: ["path", "content"],
     additionalProperties: false,
   },
+  // Writing the same content to the same path again changes nothing: the call may be retried.
+  effect: "idempotent",
+  idempotencyKey: true,
   needsSandbox: true,
   resourceKey: (args) => fsLane(args.path),
   async execute(args, ctx) {
@@ -108,6 +114,7 @@ export const listWorkspaceFiles = defineTool<{ path?: string; recursive?: boolea
     properties: { path: pathParam, recursive: { type: "boolean", description: "Include subdirectories." } },
     additionalProperties: false,
   },
+  effect: "read_only",
   needsSandbox: true,
   resourceKey: (args) => fsLane(args.path ?? "."),
   async execute(args, ctx) {
@@ -133,6 +140,7 @@ export const workspacePathExists = defineTool<{ path: string }>({
     required: ["path"],
     additionalProperties: false,
   },
+  effect: "read_only",
   needsSandbox: true,
   resourceKey: (args) => fsLane(args.path),
   async execute(args, ctx) {
@@ -154,6 +162,7 @@ export const runCode = defineTool<{ code: string; language?: string; timeout_sec
     required: ["code"],
     additionalProperties: false,
   },
+  effect: "non_idempotent",
   needsSandbox: true,
   resourceKey: () => "sandbox:exec",
   async execute(args, ctx) {

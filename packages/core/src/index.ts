@@ -10,6 +10,7 @@ export {
   type RunOptions,
   type ToolDispatch,
   type ToolOutcome,
+  type ToolRunOverride,
 } from "./agent-options.js";
 export {
   Budget,
@@ -136,12 +137,19 @@ export {
   type SessionJSON,
 } from "./session.js";
 export {
+  type ApprovalContext,
+  type ApprovalRule,
   defineTool,
+  EFFECT_CLASSES,
+  type EffectClass,
+  type KeyRule,
   type StandardSchemaLike,
   type Tool,
   type ToolContext,
   type ToolDefinition,
   type ToolErrorKind,
+  type ToolInterruptDecision,
+  type ToolInterruptRequest,
 } from "./tool.js";
 export type { ToolPolicy } from "./tool-policy.js";
 export {

@@ -1,4 +1,4 @@
-import type { AgentEvent, CallHooks, ToolDispatch, ToolOutcome } from "./agent-options.js";
+import type { AgentEvent, CallHooks, ToolDispatch, ToolOutcome, ToolRunOverride } from "./agent-options.js";
 import type { CallPosition } from "./call-position.js";
 import type { ChunkInput, ToolCall } from "./chunk.js";
 import { OpenRathError } from "./errors.js";
@@ -217,6 +217,18 @@ async function execute(
   }
   ctx.admitted.count++;
   const hook = ctx.hooks?.tool;
+  let needsApproval = false;
+  if (p.tool.needsApproval !== undefined && p.tool.needsApproval !== false) {
+    try {
+      needsApproval = await approvalNeeded(p, call, ctx);
+    } catch (error) {
+      return end(call, failed(thrown(error)), ctx);
+    }
+    if (needsApproval && !(hook && ctx.hooks?.approvals)) {
+      const message = `"${name}" needs a human's approval before it runs, and this run has no approver (run the agent inside a durable step, whose journal asks for the approval).`;
+      return end(call, failed(toolErrorContent("approval_required", message)), ctx);
+    }
+  }
   let outcome: ToolOutcome;
   if (!hook) outcome = await runTool(call, p, ctx);
   else {
@@ -226,9 +238,14 @@ async function execute(
       order,
       call,
       session: ctx.session,
+      tool: p.tool,
+      args: p.args,
+      needsApproval,
     };
     try {
-      outcome = await hook.call(ctx.hooks, dispatched, () => runTool(call, p, ctx));
+      outcome = await hook.call(ctx.hooks, dispatched, (override?: ToolRunOverride) =>
+        runTool(call, p, ctx, override),
+      );
     } catch (error) {
       outcome = failed(thrown(error));
     }
@@ -236,15 +253,30 @@ async function execute(
   return end(call, outcome, ctx);
 }
 
+/** Whether the tool's `needsApproval` asks for a human's approval of this call. */
+async function approvalNeeded(
+  p: Extract<Prepared, { ready: true }>,
+  call: ToolCall,
+  ctx: DispatchContext,
+): Promise<boolean> {
+  const rule = p.tool.needsApproval;
+  if (rule === true) return true;
+  if (typeof rule !== "function") return false;
+  return (await rule(p.args as never, { session: ctx.session, agent: ctx.agent, callId: call.id })) === true;
+}
+
 async function runTool(
   call: ToolCall,
   p: Extract<Prepared, { ready: true }>,
   ctx: DispatchContext,
+  override?: ToolRunOverride,
 ): Promise<ToolOutcome> {
   const name = p.tool.name;
+  const args = override && "args" in override ? override.args : p.args;
   try {
     const running = Promise.resolve().then(() =>
-      p.tool.execute(p.args as never, {
+      p.tool.execute(args as never, {
+        ...override?.context,
         session: ctx.session,
         agent: ctx.agent,
         callId: call.id,

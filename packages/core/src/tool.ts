@@ -27,6 +27,70 @@ export interface StandardSchemaLike<Output = unknown> {
   };
 }
 
+/**
+ * What calling a tool does to the world outside the run, which decides what a durable runtime may
+ * do when a crash leaves a call's outcome unknown:
+ *
+ * - `none`: nothing outside the process (pure computation); never ledgered, always safe to repeat.
+ * - `read_only`: reads the world, changes nothing; safe to repeat.
+ * - `idempotent`: changes the world, and repeating the same call has no further effect *when it
+ *   carries its idempotency key* (see {@link ToolDefinition.idempotencyKey}); without a key a repeat
+ *   is not known to be safe.
+ * - `non_idempotent`: a repeat may act twice (send a message, charge a card). The default for
+ *   user tools.
+ */
+export type EffectClass = "none" | "read_only" | "idempotent" | "non_idempotent";
+
+/** Every {@link EffectClass}, in a stable order. */
+export const EFFECT_CLASSES: readonly EffectClass[] = Object.freeze([
+  "none",
+  "read_only",
+  "idempotent",
+  "non_idempotent",
+]);
+
+/**
+ * A request for a human decision raised from inside a tool (see {@link ToolContext.interrupt});
+ * the same shape as the durable runtime's step-level `InterruptRequest`.
+ */
+export interface ToolInterruptRequest {
+  readonly kind: "approval" | "input" | "review";
+  /** What the operator is shown (JSON). */
+  readonly request: JsonValue;
+  /** A Standard Schema or JSON Schema the decision's payload must satisfy. */
+  readonly schema?: unknown;
+  /** How long to wait for a decision, in milliseconds (default: no limit). */
+  readonly timeoutMs?: number;
+  /** The decision taken when `timeoutMs` passes; without one the run ends `timed_out`. */
+  readonly onTimeout?: ToolInterruptDecision;
+}
+
+/** A human decision on a {@link ToolInterruptRequest}. */
+export interface ToolInterruptDecision {
+  readonly kind: "approve" | "edit" | "reject" | "respond";
+  readonly actor?: string;
+  readonly reason?: string;
+  readonly payload?: JsonValue;
+}
+
+/** What a `needsApproval` function gets besides the arguments. */
+export interface ApprovalContext {
+  /** The session as of the turn that called the tool. */
+  readonly session: Session;
+  /** Name of the agent that called the tool. */
+  readonly agent: string;
+  /** The model's id for this call. */
+  readonly callId: string;
+}
+
+// Method shorthand keeps these bivariant in `Args`, like `execute`, so any `Tool<Args>` fits a `Tool<never>[]`.
+/** A function of a call's arguments giving its idempotency key. */
+export type KeyRule<Args> = { rule(args: Args): string }["rule"];
+/** A function of a call's arguments deciding whether it needs approval. */
+export type ApprovalRule<Args> = {
+  rule(args: Args, context: ApprovalContext): boolean | Promise<boolean>;
+}["rule"];
+
 /** What a running tool gets besides its arguments. */
 export interface ToolContext {
   /** The session the agent is working on, as of the turn that called the tool. */
@@ -41,6 +105,20 @@ export interface ToolContext {
   sandbox(): Promise<SandboxV1>;
   /** Reports progress to `agent.stream()` consumers as a `tool_progress` event. */
   emit(data: JsonValue): void;
+  /**
+   * The call's idempotency key when the tool declares one and a durable runtime journals the call:
+   * send it to the service the tool calls (an `Idempotency-Key` header), so a retried call after a
+   * crash is not applied twice. `undefined` outside a durable step.
+   */
+  readonly idempotencyKey?: string;
+  /**
+   * Pauses the run for a human decision and resolves with it (inside a durable step only; absent
+   * otherwise). The tool is called again from its start once the decision arrives, and this call
+   * then returns the decision at once: ask before acting, not after.
+   */
+  readonly interrupt?: (request: ToolInterruptRequest) => Promise<ToolInterruptDecision>;
+  /** What the runtime running the call adds (a durable runtime's journal, say), keyed by name. */
+  readonly extensions?: Readonly<Record<string, unknown>>;
 }
 
 /** A model-callable function with a JSON Schema for its arguments. Make one with {@link defineTool}. */
@@ -53,6 +131,21 @@ export interface Tool<Args = unknown, Result = unknown> {
   readonly needsSandbox: boolean;
   /** Most characters of JSON the result may take in the transcript (default 48 000). */
   readonly maxResultChars: number;
+  /**
+   * What a call does outside the run; see {@link EffectClass}. `defineTool` always sets it (default
+   * `non_idempotent`); absent on a hand-made tool means `non_idempotent`.
+   */
+  readonly effect?: EffectClass;
+  /**
+   * How a call's idempotency key is made, when the tool has one: `true` for a key unique to the
+   * call and stable across resumes, or a function of the arguments. See {@link ToolDefinition.idempotencyKey}.
+   */
+  readonly idempotencyKey?: true | KeyRule<Args>;
+  /**
+   * Whether a call needs a human's approval before it runs: `true`, or a function of the arguments.
+   * See {@link ToolDefinition.needsApproval}.
+   */
+  readonly needsApproval?: boolean | ApprovalRule<Args>;
   /**
    * The lane a call runs in: calls of one turn with the same key run one after another in call
    * order, calls with different keys run at the same time.
@@ -83,6 +176,28 @@ export interface ToolDefinition<Args, Result> {
   readonly parallel?: boolean;
   readonly needsSandbox?: boolean;
   readonly maxResultChars?: number;
+  /**
+   * What a call does outside the run (default `"non_idempotent"`, the conservative class). A durable
+   * runtime records calls of every class but `none` in its effect ledger and uses the class to decide
+   * what to do with a call a crash left unfinished: `read_only` and keyed `idempotent` calls are
+   * retried; `non_idempotent` and unkeyed `idempotent` ones park the run for a human's review.
+   */
+  readonly effect?: EffectClass;
+  /**
+   * The call's idempotency key, which the tool sends to the service it calls
+   * ({@link ToolContext.idempotencyKey}). `true`: a key unique to this call, stable across resumes
+   * (a retry of the same call). A function: a key of the arguments — within a run, a second call with
+   * the same key and the same arguments returns the first one's result without calling the tool, and
+   * the same key with other arguments is a conflict.
+   */
+  readonly idempotencyKey?: true | KeyRule<Args>;
+  /**
+   * Ask a human before each call (`true`), or before the calls for which the function says so. In a
+   * durable step the run waits for an approval decision; a rejection goes back to the model as a
+   * structured `tool_rejected` result. Outside a durable step nobody can approve, so such calls are
+   * refused with `approval_required`.
+   */
+  readonly needsApproval?: boolean | ApprovalRule<Args>;
 }
 
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -160,6 +275,30 @@ export function defineTool<Args = Record<string, unknown>, Result = unknown>(
       return problems.length === 0 ? { ok: true, value: raw as Args } : { ok: false, problems };
     };
   }
+  const effect = definition.effect ?? "non_idempotent";
+  if (!EFFECT_CLASSES.includes(effect)) {
+    throw new OpenRathError(
+      "invalid_argument",
+      `Tool "${definition.name}": effect ${JSON.stringify(effect)} is not one of ${EFFECT_CLASSES.join(", ")}.`,
+      { details: { name: definition.name, effect } },
+    );
+  }
+  const key = definition.idempotencyKey;
+  if (key !== undefined && key !== true && typeof key !== "function") {
+    throw new OpenRathError(
+      "invalid_argument",
+      `Tool "${definition.name}": idempotencyKey must be true or a function of the arguments, got ${JSON.stringify(key)}.`,
+      { details: { name: definition.name } },
+    );
+  }
+  const approval = definition.needsApproval;
+  if (approval !== undefined && typeof approval !== "boolean" && typeof approval !== "function") {
+    throw new OpenRathError(
+      "invalid_argument",
+      `Tool "${definition.name}": needsApproval must be a boolean or a function of the arguments, got ${JSON.stringify(approval)}.`,
+      { details: { name: definition.name } },
+    );
+  }
   const keyOf =
     definition.resourceKey ?? (definition.parallel ? () => `parallel:${++parallelCounter}` : () => "global");
   return Object.freeze({
@@ -171,6 +310,9 @@ export function defineTool<Args = Record<string, unknown>, Result = unknown>(
     resourceKey: keyOf,
     validate,
     execute: definition.execute,
+    effect,
+    ...(key !== undefined ? { idempotencyKey: key } : {}),
+    ...(approval !== undefined ? { needsApproval: approval } : {}),
   });
 }
 
