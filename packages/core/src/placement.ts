@@ -1,3 +1,5 @@
+import { MergeConflictError } from "./errors.js";
+import { differingKeys, sameData } from "./internal/json-checks.js";
 import type { SandboxBackendV1 } from "./registry.js";
 import { SandboxError, type SandboxV1 } from "./sandbox.js";
 
@@ -148,6 +150,46 @@ export class Placement {
   toJSON(): { key: string; spec: unknown } {
     return { key: this.key, spec: this.spec };
   }
+}
+
+/**
+ * The placement a merge of `left` and `right` keeps (before the merge takes its own hold): either
+ * side's when they hold the same sandbox or only one is placed, else `left`'s when both are placed
+ * on one backend with equal specs.
+ *
+ * @throws {MergeConflictError} code `merge_conflict` for different backends, or one backend with
+ *   different specs (the message names the spec keys that differ, never their values).
+ */
+export function mergedPlacement(
+  left: { readonly id: string; readonly placement: Placement | undefined },
+  right: { readonly id: string; readonly placement: Placement | undefined },
+): Placement | undefined {
+  const a = left.placement;
+  const b = right.placement;
+  if (!a || !b || a.sharesSandboxWith(b)) return a ?? b;
+  if (a.key !== b.key) {
+    throw new MergeConflictError(
+      "merge_conflict",
+      `Cannot merge session ${left.id} placed on "${a.key}" with session ${right.id} placed on "${b.key}": a merged session runs its tools on one backend. Move one with .to("${a.key}") first.`,
+      { details: { left: { id: left.id, backend: a.key }, right: { id: right.id, backend: b.key } } },
+    );
+  }
+  if (!sameData(a.spec, b.spec)) {
+    const keys = differingKeys(a.spec, b.spec);
+    const which = keys.length > 0 ? ` (they differ in ${keys.join(", ")})` : "";
+    throw new MergeConflictError(
+      "merge_conflict",
+      `Cannot merge session ${left.id} with session ${right.id}: both are placed on "${a.key}" but with different specs${which}, and a merged session runs its tools in one sandbox. Place one like the other with .to("${a.key}", spec) first.`,
+      {
+        details: {
+          left: { id: left.id, backend: a.key },
+          right: { id: right.id, backend: b.key },
+          differingKeys: keys,
+        },
+      },
+    );
+  }
+  return a;
 }
 
 /**

@@ -7,10 +7,9 @@ import {
   type Message,
   messagesToChunkInputs,
 } from "./chunk.js";
-import { MergeConflictError, OpenRathError } from "./errors.js";
-import { ChunkList, conflictingId, sameChunk } from "./internal/chunk-list.js";
+import { OpenRathError } from "./errors.js";
+import { ChunkList } from "./internal/chunk-list.js";
 import { newId } from "./internal/id.js";
-import { differingKeys, sameData } from "./internal/json-checks.js";
 import {
   invalidSessionJson,
   type LineageNodeJSON,
@@ -19,7 +18,7 @@ import {
 } from "./internal/session-json.js";
 import type { JsonValue } from "./json.js";
 import { type LineageExtras, LineageNode, type LineageOp } from "./lineage.js";
-import { Placement } from "./placement.js";
+import { mergedPlacement, Placement } from "./placement.js";
 import { defaultRegistry, type Registry, type SandboxBackends, type SandboxKey } from "./registry.js";
 import { SandboxError, type SandboxV1 } from "./sandbox.js";
 import type { Usage } from "./usage.js";
@@ -213,7 +212,7 @@ export class Session {
     if (chunks.length === 1) {
       const made = createChunk(chunks[0]!, id, now);
       const copied = (chunks[0] as { id?: unknown }).id !== undefined;
-      if (copied) this.checkCopied([made]);
+      if (copied) this.list.checkCopied([made]);
       return new Session(this.lineage, this.list.append([made], !copied), this.placement);
     }
     let copied = false;
@@ -222,22 +221,8 @@ export class Session {
       if ((c as { id?: unknown }).id !== undefined) copied = true;
       return chunk;
     });
-    if (copied) this.checkCopied(made);
+    if (copied) this.list.checkCopied(made);
     return new Session(this.lineage, this.list.append(made, !copied), this.placement);
-  }
-
-  /** Rejects chunks that reuse the id of a different chunk held here or earlier in `made`. */
-  private checkCopied(made: readonly Chunk[]): void {
-    const batch = new Map<string, number>();
-    made.forEach((chunk, k) => {
-      const index = this.list.length + k;
-      const held = this.list.indexOf(chunk.id);
-      if (held >= 0 && !sameChunk(this.list.at(held)!, chunk)) throw conflictingId(chunk.id, held, index);
-      const earlier = batch.get(chunk.id);
-      if (earlier !== undefined && !sameChunk(made[earlier - this.list.length]!, chunk))
-        throw conflictingId(chunk.id, earlier, index);
-      if (earlier === undefined) batch.set(chunk.id, index);
-    });
   }
 
   /** The model-visible transcript: every chunk but `event`s, as OpenAI-shaped messages. O(n). */
@@ -383,7 +368,7 @@ export class Session {
         },
       );
     }
-    const placement = this.mergedPlacement(other);
+    const placement = mergedPlacement(this, other);
     let list: ChunkList;
     let shared: number;
     let right: number;
@@ -413,36 +398,6 @@ export class Session {
       list.length,
     );
     return new Session(node, list, placement?.share());
-  }
-
-  /** The placement a merge of this and `other` keeps. @throws `merge_conflict` */
-  private mergedPlacement(other: Session): Placement | undefined {
-    const a = this.placement;
-    const b = other.placement;
-    if (!a || !b || a.sharesSandboxWith(b)) return a ?? b;
-    if (a.key !== b.key) {
-      throw new MergeConflictError(
-        "merge_conflict",
-        `Cannot merge session ${this.id} placed on "${a.key}" with session ${other.id} placed on "${b.key}": a merged session runs its tools on one backend. Move one with .to("${a.key}") first.`,
-        { details: { left: { id: this.id, backend: a.key }, right: { id: other.id, backend: b.key } } },
-      );
-    }
-    if (!sameData(a.spec, b.spec)) {
-      const keys = differingKeys(a.spec, b.spec);
-      const which = keys.length > 0 ? ` (they differ in ${keys.join(", ")})` : "";
-      throw new MergeConflictError(
-        "merge_conflict",
-        `Cannot merge session ${this.id} with session ${other.id}: both are placed on "${a.key}" but with different specs${which}, and a merged session runs its tools in one sandbox. Place one like the other with .to("${a.key}", spec) first.`,
-        {
-          details: {
-            left: { id: this.id, backend: a.key },
-            right: { id: other.id, backend: b.key },
-            differingKeys: keys,
-          },
-        },
-      );
-    }
-    return a;
   }
 
   /**

@@ -157,6 +157,25 @@ export class ChunkList {
   }
 
   /**
+   * Rejects chunks (about to be appended) that reuse the id of a different chunk held here or
+   * earlier in `made`. The same chunk again is fine.
+   *
+   * @throws {OpenRathError} code `invalid_chunk` naming both positions.
+   */
+  checkCopied(made: readonly Chunk[]): void {
+    const batch = new Map<string, number>();
+    made.forEach((chunk, k) => {
+      const index = this.length + k;
+      const held = this.indexOf(chunk.id);
+      if (held >= 0 && !sameChunk(this.at(held)!, chunk)) throw conflictingId(chunk.id, held, index);
+      const earlier = batch.get(chunk.id);
+      if (earlier !== undefined && !sameChunk(made[earlier - this.length]!, chunk))
+        throw conflictingId(chunk.id, earlier, index);
+      if (earlier === undefined) batch.set(chunk.id, index);
+    });
+  }
+
+  /**
    * The three-way merge of `other` into this list: this list unchanged, then the chunks of
    * `other` this list does not hold (by id), in `other`'s order, each once.
    *
