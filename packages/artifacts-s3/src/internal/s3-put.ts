@@ -16,6 +16,7 @@ import {
   artifactUri,
   checkDigest,
   createArtifactSource,
+  digestOf,
 } from "@openrath/runtime-durable";
 import type { KeyLayout } from "./keys.js";
 import { isNotFound, mapS3Error } from "./s3-errors.js";
@@ -59,9 +60,9 @@ export async function putObject(
   // Bytes and strings can be read twice: hash them first, so they go straight to their final key
   // (no staging copy) and content already stored is not sent again.
   if (options.digest === undefined && (typeof body === "string" || body instanceof Uint8Array)) {
-    const probe = createArtifactSource(body, { ...options, tenant, maxBytes: context.maxBytes });
-    for await (const _chunk of probe);
-    return putObject(context, tenant, body, { ...options, digest: probe.digest, size: probe.size }, true);
+    const { digest, size } = digestOf(body);
+    // A different declared size, or one over the limit, fails in the general path below.
+    return putObject(context, tenant, body, { ...options, digest, size: options.size ?? size }, true);
   }
   const declared = options.digest === undefined ? undefined : checkDigest(options.digest);
   // Asking first costs a round trip; it pays off only when it can save a multipart upload.
@@ -80,7 +81,14 @@ export async function putObject(
     }
   }
 
-  if (known && body instanceof Uint8Array && body.byteLength > context.multipartThresholdBytes) {
+  if (
+    known &&
+    body instanceof Uint8Array &&
+    body.byteLength > context.multipartThresholdBytes &&
+    body.byteLength <= context.maxBytes &&
+    options.size === body.byteLength &&
+    !signal?.aborted
+  ) {
     // Hashed above: the buffer goes to lib-storage as it is, without a second pass.
     const key = keys.object(tenant, declared!);
     try {

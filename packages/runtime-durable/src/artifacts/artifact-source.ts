@@ -121,6 +121,33 @@ export function createArtifactSource(body: ArtifactBody, options: ArtifactSource
   };
 }
 
+/**
+ * The SHA-256 and UTF-8 length of a string or the SHA-256 of bytes, computed in slices: a string
+ * is never encoded into one buffer of its size, and nothing of it is left behind for the garbage
+ * collector. What a store uses to name re-readable content before it sends it.
+ */
+export function digestOf(body: string | Uint8Array): { readonly digest: string; readonly size: number } {
+  const hash = createHash("sha256");
+  if (typeof body !== "string") return { digest: hash.update(body).digest("hex"), size: body.byteLength };
+  let size = 0;
+  for (let start = 0; start < body.length; ) {
+    const end = sliceEnd(body, start);
+    const slice = body.slice(start, end);
+    hash.update(slice, "utf8");
+    size += Buffer.byteLength(slice, "utf8");
+    start = end;
+  }
+  return { digest: hash.digest("hex"), size };
+}
+
+/** Where the string slice starting at `start` ends: {@link STRING_SLICE} units, never inside a surrogate pair. */
+function sliceEnd(text: string, start: number): number {
+  let end = Math.min(start + STRING_SLICE, text.length);
+  const last = text.charCodeAt(end - 1);
+  if (end < text.length && last >= 0xd800 && last <= 0xdbff) end += 1;
+  return end;
+}
+
 /** Every accepted body shape as an async iterable of byte chunks. */
 function bodyChunks(body: ArtifactBody): AsyncIterable<Uint8Array> {
   if (typeof body === "string") return stringChunks(body);
@@ -145,10 +172,8 @@ async function* oneChunk(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
 
 async function* stringChunks(text: string): AsyncGenerator<Uint8Array> {
   for (let start = 0; start < text.length; ) {
-    let end = Math.min(start + STRING_SLICE, text.length);
     // Never split a surrogate pair: both halves would encode as U+FFFD.
-    const last = text.charCodeAt(end - 1);
-    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end += 1;
+    const end = sliceEnd(text, start);
     yield Buffer.from(text.slice(start, end), "utf8");
     start = end;
   }

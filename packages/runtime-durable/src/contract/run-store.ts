@@ -189,6 +189,13 @@ export interface RunStoreV1 {
    */
   eraseSession(tenantId: string, sessionId: string): Promise<RetentionResult>;
 
+  /**
+   * The digests of `tenantId`'s artifacts that stored chunks refer to (the claim-check stubs that
+   * `withArtifactOffload` writes), for `collectArtifactGarbage`. Optional: the artifacts of a store
+   * without it cannot be collected by reference.
+   */
+  referencedArtifacts?(tenantId: string): Promise<ReadonlySet<string>>;
+
   /** Closes connections (and the embedded database). Idempotent. */
   close(): Promise<void>;
 }

@@ -1,0 +1,109 @@
+import type { Chunk } from "@openrath/core";
+import type { CheckpointWrite, MaterializedCheckpoint } from "../contract/records.js";
+import type { RunStoreV1 } from "../contract/run-store.js";
+import type { ArtifactStoreV1 } from "./artifact-store.js";
+import { DEFAULT_OFFLOAD_THRESHOLD_BYTES, needsOffload, offloadChunk, resolveChunk } from "./offload.js";
+
+/** Options of {@link withArtifactOffload}. */
+export interface ArtifactOffloadOptions {
+  /** Where large strings go. */
+  readonly artifacts: ArtifactStoreV1;
+  /**
+   * Strings of at least this many UTF-8 bytes in a chunk (tool results, messages, event data) are
+   * stored in `artifacts` and kept in the database by digest (default 64 KiB).
+   */
+  readonly thresholdBytes?: number;
+}
+
+/** Runs whose tenant is remembered, so a commit does not ask the store for it again. */
+const TENANT_CACHE = 10_000;
+
+/**
+ * The claim check: a {@link RunStoreV1} that keeps large chunk content in an artifact store.
+ * Before a checkpoint is written (submit, commitStep, finish), every string of at least
+ * `thresholdBytes` in its new chunks is streamed to `artifacts` (content-addressed, in the run's
+ * tenant) and the chunk row keeps a stub with the digest; when a checkpoint is read
+ * (`loadCheckpoint`, `findSessionHead`) the stubs are resolved again, each string verified
+ * against its digest, so a restored Session is equal to the one checkpointed. Every other member
+ * is the wrapped store's.
+ *
+ * The artifact is stored before the row that refers to it is committed, so a crash in between
+ * leaves an unreferenced artifact (which {@link collectArtifactGarbage} removes after its grace
+ * period), never a row without its content.
+ *
+ * @example
+ * ```ts
+ * import { filesystemArtifactStore, withArtifactOffload } from "@openrath/runtime-durable";
+ * import { pgliteStore } from "@openrath/store-postgres";
+ *
+ * const store = withArtifactOffload(await pgliteStore({ dataDir: ".openrath/db" }), {
+ *   artifacts: filesystemArtifactStore({ root: ".openrath/artifacts" }),
+ * });
+ * ```
+ */
+export function withArtifactOffload(store: RunStoreV1, options: ArtifactOffloadOptions): RunStoreV1 {
+  const { artifacts } = options;
+  const threshold = options.thresholdBytes ?? DEFAULT_OFFLOAD_THRESHOLD_BYTES;
+  const tenants = new Map<string, string>();
+
+  async function tenantOf(runId: string): Promise<string> {
+    const known = tenants.get(runId);
+    if (known !== undefined) return known;
+    const run = await store.getRun(runId);
+    // An unknown run makes the store's own call fail with its own error; any tenant does here.
+    const tenant = run?.tenantId ?? "default";
+    if (tenants.size >= TENANT_CACHE) tenants.delete(tenants.keys().next().value!);
+    tenants.set(runId, tenant);
+    return tenant;
+  }
+
+  async function offloadWrite(
+    write: CheckpointWrite,
+    tenant: () => Promise<string>,
+  ): Promise<CheckpointWrite> {
+    if (!write.newChunks.some((chunk) => needsOffload(chunk, threshold))) return write;
+    const t = await tenant();
+    const newChunks: Chunk[] = [];
+    for (const chunk of write.newChunks) newChunks.push(await offloadChunk(chunk, t, artifacts, threshold));
+    return { ...write, newChunks };
+  }
+
+  async function resolve(checkpoint: MaterializedCheckpoint | undefined) {
+    if (checkpoint === undefined) return undefined;
+    const chunks: Chunk[] = [];
+    for (const chunk of checkpoint.chunks) chunks.push(await resolveChunk(chunk, artifacts));
+    return { ...checkpoint, chunks };
+  }
+
+  const overrides: Partial<RunStoreV1> = {
+    async submit(input) {
+      const checkpoint = await offloadWrite(input.checkpoint, async () => input.tenantId);
+      const result = await store.submit({ ...input, checkpoint });
+      tenants.set(result.run.id, result.run.tenantId);
+      return result;
+    },
+    async commitStep(fence, checkpoint, expectedVersion) {
+      const write = await offloadWrite(checkpoint, () => tenantOf(fence.runId));
+      return store.commitStep(fence, write, expectedVersion);
+    },
+    async finish(fence, input) {
+      if (input.checkpoint === undefined) return store.finish(fence, input);
+      const checkpoint = await offloadWrite(input.checkpoint, () => tenantOf(fence.runId));
+      return store.finish(fence, { ...input, checkpoint });
+    },
+    async loadCheckpoint(runId, sequence) {
+      return resolve(await store.loadCheckpoint(runId, sequence));
+    },
+    async findSessionHead(tenantId, sessionIds) {
+      return resolve(await store.findSessionHead(tenantId, sessionIds));
+    },
+  };
+
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (Object.hasOwn(overrides, property)) return overrides[property as keyof RunStoreV1];
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
