@@ -93,6 +93,14 @@ export {
   type DurableRuntimeOptions,
   type SubmitOptions,
 } from "./runtime.js";
+export {
+  type FollowedEvent,
+  type FollowRunOptions,
+  followRun,
+  type LivePayload,
+  type LiveRunEvent,
+} from "./signals/follow-run.js";
 export { inProcessSignals } from "./signals/in-process-signals.js";
+export { publishCommits } from "./signals/publishing-store.js";
 export type { IsolatedContext } from "./worker/isolated-executor.js";
 export { DurableWorker, type WorkerOptions } from "./worker/worker.js";

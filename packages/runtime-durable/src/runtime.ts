@@ -8,12 +8,17 @@ import { type CompiledPlan, compilePlan } from "./definition/compile.js";
 import { type DurableDefinitionSource, definitionOf } from "./definition/durable-workflow.js";
 import { DurableError } from "./errors.js";
 import { canonicalJson, sha256 } from "./internal/canonical.js";
+import { type FollowedEvent, type FollowRunOptions, followRun } from "./signals/follow-run.js";
+import { publishCommits } from "./signals/publishing-store.js";
 import { DurableWorker, type WorkerOptions } from "./worker/worker.js";
 
 /** Options of {@link createDurableRuntime}. */
 export interface DurableRuntimeOptions {
   readonly store: RunStoreV1;
-  /** Signals to wake workers and follow runs (default: the store's own, `store.signals`). */
+  /**
+   * Signals to wake workers and follow runs (default: the store's own, `store.signals`). Other
+   * signals (Redis) are published after every committed write, beside the store's own.
+   */
   readonly signals?: SignalsV1;
   /** The tenant of submissions that name none (default `"default"`). */
   readonly tenantId?: string;
@@ -59,8 +64,10 @@ export class DurableRuntime {
   private readonly byName = new Map<string, CompiledPlan>();
 
   constructor(options: DurableRuntimeOptions) {
-    this.store = options.store;
     this.signals = options.signals ?? options.store.signals;
+    // Signals the store does not publish itself get every commit's signals from the runtime.
+    this.store =
+      this.signals === options.store.signals ? options.store : publishCommits(options.store, this.signals);
     this.tenantId = options.tenantId ?? "default";
   }
 
@@ -259,6 +266,18 @@ export class DurableRuntime {
       options.signal?.removeEventListener("abort", onAbort);
       await stop();
     }
+  }
+
+  /**
+   * The run's events for a live view (server-sent events, a terminal UI): the stored events after
+   * `after` first, then the ones committed since and the live ones steps publish with
+   * `ctx.emitLive` (token deltas), with no gap and no duplicate among the stored ones. Ends after
+   * the event that ends the run (or parks it, with `parked: true`).
+   *
+   * @throws {DurableError} `run_not_found`; the signal's reason when `signal` fires.
+   */
+  stream(runId: string, options: FollowRunOptions = {}): AsyncGenerator<FollowedEvent> {
+    return followRun(this.store, this.signals, runId, options);
   }
 
   /** A worker for the plans registered here (or `options.plans`). Call `start()` on it. */

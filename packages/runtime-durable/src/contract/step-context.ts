@@ -61,6 +61,12 @@ export interface StepContext {
   /** Appends a durable event to the run (fenced), such as `{ type: "step.progress", data }`. */
   emit(type: string, data?: JsonValue): Promise<void>;
   /**
+   * Publishes an ephemeral event (a token delta, a progress tick) to the run's live subscribers
+   * (`runtime.stream(runId)`): fanned out through the runtime's signals, never stored, best effort
+   * (dropped when the signals backend carries no live payloads or is away). Returns at once.
+   */
+  emitLive(type: string, data?: JsonValue): void;
+  /**
    * Pauses the run for a human decision and resolves with it. Needs the journaled runtime; on a
    * runtime without it, rejects with code `not_supported`.
    */

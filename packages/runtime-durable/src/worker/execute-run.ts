@@ -2,6 +2,7 @@ import { type JsonValue, OpenRathError, Session } from "@openrath/core";
 import { baseOf, type CheckpointBase, encodeCheckpoint, restoreSession } from "../checkpoint-codec.js";
 import type { Claim, Fence, RunErrorInfo, RunRecord } from "../contract/records.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
+import type { SignalsV1 } from "../contract/signals.js";
 import type { StepContext, StepLogger, StepMiddleware } from "../contract/step-context.js";
 import { type CompiledPlan, type PlanNode, retryDelayMs } from "../definition/compile.js";
 import { invalidSuccessor, notSession } from "../definition/run-in-memory.js";
@@ -16,6 +17,8 @@ export interface ExecutionEnv {
   readonly log: (level: keyof StepLogger, message: string, data?: Record<string, unknown>) => void;
   /** Retries a worker write while the store is unreachable and the lease may still be ours. */
   readonly write: <T>(fence: Fence, work: () => Promise<T>) => Promise<T>;
+  /** Where `ctx.emitLive` publishes live events (default: nowhere). */
+  readonly signals?: SignalsV1;
 }
 
 /** The reason a run's controller was aborted with, telling the executor how to end. */
@@ -54,6 +57,9 @@ export async function executeRun(
   const { store, plan } = env;
   const fence = claim.fence;
   let run: RunRecord = claim.run;
+  // The run's last stored sequence as this worker knows it: live events are tagged with it so a
+  // follower yields them after the stored events they follow.
+  const seen = { seq: claim.run.eventSeq };
   const failRun = (error: RunErrorInfo) =>
     env
       .write(fence, () => store.finish(fence, { status: "failed", error }))
@@ -111,7 +117,7 @@ export async function executeRun(
     if (node.kind === "step" && node.timeoutMs !== null && !node.isolated)
       signals.push(AbortSignal.timeout(node.timeoutMs));
     const signal = signals.length === 1 ? controller.signal : AbortSignal.any(signals);
-    const context = stepContext(env, run, fence, node.id, attempt, signal);
+    const context = stepContext(env, run, fence, node.id, attempt, signal, seen);
 
     let next: string | null;
     let out: Session = session;
@@ -223,6 +229,7 @@ export async function executeRun(
       }
       throw error;
     }
+    seen.seq = Math.max(seen.seq, run.eventSeq);
     base = encoded.next(run.checkpointId);
     session = out;
     sequence += 1;
@@ -238,6 +245,7 @@ function stepContext(
   stepId: string,
   attempt: number,
   signal: AbortSignal,
+  seen: { seq: number },
 ): StepContext {
   const fields = { runId: run.id, stepId, attempt };
   const logger: StepLogger = {
@@ -258,9 +266,15 @@ function stepContext(
     logger,
     fence,
     emit: async (type, data) => {
-      await env.write(fence, () =>
+      const seq = await env.write(fence, () =>
         env.store.appendEvent(fence, { type, ...(data === undefined ? {} : { data }) }),
       );
+      seen.seq = Math.max(seen.seq, seq);
+    },
+    emitLive: (type, data) => {
+      if (!env.signals || signal.aborted) return;
+      const live = data === undefined ? { type } : { type, data };
+      env.signals.publish({ kind: "event", runId: run.id, seq: seen.seq, live }).catch(() => {});
     },
     interrupt: async () => {
       throw new DurableError(

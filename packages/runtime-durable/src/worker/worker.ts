@@ -229,6 +229,7 @@ export class DurableWorker {
             middleware: this.middleware,
             log: this.log,
             write: (fence, work) => this.write(fence, work),
+            signals: this.signals,
           },
           claim,
           controller,
@@ -302,5 +303,8 @@ export class DurableWorker {
     } catch {
       // The next beat sweeps again.
     }
+    // The slow safety sweep: with a free slot, look for work once per beat, so a wake-up signal
+    // lost while a signals connection was away delays a run by at most a beat, never strands it.
+    if (this.running && this.active.size < this.concurrency) this.wake();
   }
 }

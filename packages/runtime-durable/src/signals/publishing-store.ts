@@ -1,0 +1,88 @@
+import type { Claim, RunRecord } from "../contract/records.js";
+import type { RunStoreV1 } from "../contract/run-store.js";
+import type { Signal, SignalsV1 } from "../contract/signals.js";
+
+type Publish = (signal: Signal) => void;
+
+const eventOf = (run: RunRecord): Signal => ({ kind: "event", runId: run.id, seq: run.eventSeq });
+const workOf = (run: RunRecord): Signal => ({ kind: "work", planHash: run.planHash });
+
+/** For each write of the store, the signals its committed result calls for. */
+const AFTER_COMMIT: Partial<
+  Record<keyof RunStoreV1, (result: never, args: readonly never[], publish: Publish) => void>
+> = {
+  submit: (result: { run: RunRecord; created: boolean }, _args, publish) => {
+    if (!result.created) return;
+    publish(workOf(result.run));
+    publish(eventOf(result.run));
+  },
+  claim: (claims: Claim[], _args, publish) => {
+    for (const claim of claims) publish(eventOf(claim.run));
+  },
+  reclaim: (claims: Claim[], _args, publish) => {
+    for (const claim of claims) publish(eventOf(claim.run));
+  },
+  commitStep: (run: RunRecord, _args, publish) => publish(eventOf(run)),
+  finish: (run: RunRecord, _args, publish) => publish(eventOf(run)),
+  park: (run: RunRecord, _args, publish) => publish(eventOf(run)),
+  scheduleRetry: (run: RunRecord, _args, publish) => {
+    publish(workOf(run));
+    publish(eventOf(run));
+  },
+  release: (run: RunRecord, _args, publish) => {
+    publish(workOf(run));
+    publish(eventOf(run));
+  },
+  unpark: (run: RunRecord, _args, publish) => {
+    publish(workOf(run));
+    publish(eventOf(run));
+  },
+  cancel: (run: RunRecord, _args, publish) => {
+    publish({ kind: "cancel", runId: run.id });
+    publish(eventOf(run));
+  },
+  appendEvent: (seq: number, args: readonly { runId: string }[], publish) =>
+    publish({ kind: "event", runId: args[0]!.runId, seq }),
+  sweep: (result: { requeued: number }, _args, publish) => {
+    if (result.requeued > 0) publish({ kind: "work" });
+  },
+};
+
+/**
+ * The store seen through signals that the store does not publish itself (Redis, or any
+ * {@link SignalsV1} other than `store.signals`): after each write commits, the signals it calls
+ * for (`work`, `cancel`, `event` with the run's new sequence) are published through `signals`.
+ * Publishing is fire-and-forget: a failed publish never undoes or fails the committed write (the
+ * store's own commit notifications and the workers' safety sweep cover a lost signal). Every
+ * other member, including ones added by later store versions, passes through unchanged.
+ *
+ * @example
+ * ```ts
+ * const published = publishCommits(store, redis); // what createDurableRuntime does for you
+ * ```
+ */
+export function publishCommits(store: RunStoreV1, signals: SignalsV1): RunStoreV1 {
+  const publish: Publish = (signal) => {
+    signals.publish(signal).catch(() => {});
+  };
+  const wrapped = new Map<PropertyKey, unknown>();
+  return new Proxy(store, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target);
+      const after = AFTER_COMMIT[key as keyof RunStoreV1];
+      if (typeof value !== "function") return value;
+      let fn = wrapped.get(key);
+      if (fn === undefined) {
+        fn = after
+          ? async (...args: never[]) => {
+              const result = await (value as (...a: never[]) => Promise<never>).apply(target, args);
+              after(result, args, publish);
+              return result;
+            }
+          : (value as (...a: unknown[]) => unknown).bind(target);
+        wrapped.set(key, fn);
+      }
+      return fn;
+    },
+  });
+}
