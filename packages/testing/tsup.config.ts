@@ -9,6 +9,7 @@ export default libraryConfig(
     provider: "src/provider/index.ts",
     artifacts: "src/artifacts/index.ts",
     store: "src/store/index.ts",
+    signals: "src/signals/index.ts",
   },
   { external: ["vitest"] },
 );
