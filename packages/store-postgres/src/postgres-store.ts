@@ -1,3 +1,5 @@
+import { mkdir } from "node:fs/promises";
+import { dirname } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import type { JsonObject } from "@openrath/core";
 import {
@@ -311,6 +313,8 @@ export async function postgresStore(options: PostgresStoreOptions = {}): Promise
  */
 export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<RunStoreV1> {
   const owned = options.db === undefined;
+  // PGlite creates only the last directory of the path.
+  if (options.db === undefined && options.dataDir) await mkdir(dirname(options.dataDir), { recursive: true });
   const pglite = options.db ?? (await PGlite.create(options.dataDir ? { dataDir: options.dataDir } : {}));
   const db = new Kysely({ dialect: new PGliteDialect(pglite) });
   return open(
