@@ -1,6 +1,6 @@
 import { OpenRathError } from "./errors.js";
 import { newId } from "./internal/id.js";
-import { MAX_JSON_DEPTH } from "./internal/json-checks.js";
+import { frozenCopy, MAX_JSON_DEPTH } from "./internal/json-checks.js";
 import type { JsonValue } from "./json.js";
 import type { Usage } from "./usage.js";
 
@@ -305,7 +305,7 @@ export function createChunk(input: ChunkInput, sessionId: string, now: number = 
         ),
       );
     } else if (key === "usage") {
-      out[key] = Object.freeze({ ...(value as Usage) });
+      out[key] = frozenCopy(value as Usage);
     } else if (key === "reasoning") {
       out[key] = frozenJson(value, "reasoning", input);
     } else if (key === "carriedUsage") {

@@ -53,6 +53,15 @@ describe("event data with __proto__ and constructor keys", () => {
     expect(JSON.stringify((back.at(1) as EventChunk).data)).toBe(raw);
   });
 
+  it("keeps a __proto__ key in a chunk's usage as a key", () => {
+    const usage = JSON.parse('{"promptTokens":1,"completionTokens":1,"totalTokens":2,"__proto__":{"x":1}}');
+    const s = Session.empty().append({ kind: "assistant", content: "a", usage });
+    const stored = (s.at(0) as { usage: object }).usage;
+    expect(Object.keys(stored)).toEqual(["promptTokens", "completionTokens", "totalTokens", "__proto__"]);
+    expect(Object.getPrototypeOf(stored)).toBe(Object.prototype);
+    expect(JSON.stringify(Session.fromJSON(JSON.stringify(s)).at(0))).toBe(JSON.stringify(s.at(0)));
+  });
+
   it("round-trips in lineage extras too", () => {
     const extras = JSON.parse('{"__proto__":{"x":1},"constructor":2}');
     const fork = Session.fromUserMessage("q").fork({ extras });

@@ -2,6 +2,7 @@ import type { Chunk } from "../chunk.js";
 import { OpenRathError } from "../errors.js";
 import { addChunkUsage, carriesUsage, type Usage, ZERO_USAGE } from "../usage.js";
 import { IdIndex } from "./id-index.js";
+import { frozenCopy } from "./json-checks.js";
 import { PersistentVector } from "./persistent-vector.js";
 
 const sameId = (x: Chunk, y: Chunk) => x.id === y.id;
@@ -35,7 +36,7 @@ export class ChunkList {
   /** Usage summed over the distinct chunk ids held, frozen. O(1). */
   get usage(): Usage {
     if (this.total === ZERO_USAGE) return ZERO_USAGE;
-    this.frozenUsage ??= Object.freeze({ ...this.total });
+    this.frozenUsage ??= frozenCopy(this.total);
     return this.frozenUsage;
   }
 

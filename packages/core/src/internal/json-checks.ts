@@ -58,3 +58,21 @@ export function differingKeys(a: unknown, b: unknown): string[] {
   const keys = [...new Set([...keysOf(a), ...keysOf(b)])];
   return keys.filter((k) => !sameData(ra[k], rb[k])).sort();
 }
+
+/**
+ * A frozen shallow copy of `source`, built property by property: V8 reads the fields of a frozen
+ * object made by spread (`Object.freeze({ ...x })`) tens of times slower, and usage is read on
+ * every append. A `__proto__` key stays a key.
+ */
+export function frozenCopy<T extends object>(source: T): T {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(source)) {
+    const value = (source as Record<string, unknown>)[key];
+    if (key === "__proto__") {
+      Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+    } else {
+      out[key] = value;
+    }
+  }
+  return Object.freeze(out) as T;
+}
