@@ -1,6 +1,5 @@
 import type { JsonValue } from "./json.js";
 import {
-  DeltaAccumulator,
   type FinishReason,
   type ProviderCallOptions,
   type ProviderDelta,
@@ -85,34 +84,22 @@ export class ScriptedProvider implements ProviderV1 {
   async *stream(request: ProviderRequest, options: ProviderCallOptions = {}): AsyncGenerator<ProviderDelta> {
     const { response } = await this.next(request, options);
     const size = this.options.chunkSize ?? 8;
-    const fold = new DeltaAccumulator();
-    const emit = (delta: ProviderDelta) => {
-      fold.add(delta);
-      return delta;
-    };
-    for (let i = 0; i < (response.content ?? "").length; i += size) {
-      yield emit({ type: "text", text: response.content!.slice(i, i + size) });
-    }
+    const text = response.content ?? "";
+    for (let i = 0; i < text.length; i += size) yield { type: "text", text: text.slice(i, i + size) };
     for (const [index, call] of response.toolCalls.entries()) {
       const half = Math.ceil(call.function.arguments.length / 2);
-      yield emit({
+      yield {
         type: "tool_call",
         index,
         id: call.id,
         name: call.function.name,
         arguments: call.function.arguments.slice(0, half),
-      });
+      };
       if (half < call.function.arguments.length)
-        yield emit({ type: "tool_call", index, arguments: call.function.arguments.slice(half) });
+        yield { type: "tool_call", index, arguments: call.function.arguments.slice(half) };
     }
-    yield {
-      type: "response",
-      response: fold.response({
-        model: response.model,
-        finishReason: response.finishReason,
-        ...(response.usage ? { usage: response.usage } : {}),
-      }),
-    };
+    // The deltas above fold (as `DeltaAccumulator` folds them) into exactly this response.
+    yield { type: "response", response };
   }
 
   private async next(

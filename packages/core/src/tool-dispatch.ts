@@ -2,7 +2,7 @@ import type { AgentEvent, CallHooks, ToolDispatch, ToolOutcome, ToolRunOverride 
 import type { CallPosition } from "./call-position.js";
 import type { ChunkInput, ToolCall } from "./chunk.js";
 import { OpenRathError } from "./errors.js";
-import { raceAbort } from "./internal/abort.js";
+import type { AbortWatch } from "./internal/abort.js";
 import type { Session } from "./session.js";
 import { parseToolArguments, projectToolResult, type Tool, toolErrorContent } from "./tool.js";
 import { type ToolPolicy, toolPolicyDenial } from "./tool-policy.js";
@@ -22,16 +22,16 @@ export interface DispatchContext {
   readonly hooks: CallHooks | undefined;
   /** The branch and model call whose reply asked for these tools. */
   readonly position: CallPosition;
-  /** The signal to race running tools against (the caller's; none when nothing can abort the run). */
-  readonly race: AbortSignal | undefined;
+  /** Races running tools against the run's abort (none when nothing can abort the run). */
+  readonly race: AbortWatch | undefined;
 }
 
 type Prepared =
   | { readonly ready: true; readonly tool: Tool<never>; readonly args: unknown; readonly key: string }
   | { readonly ready: false; readonly outcome: ToolOutcome };
 
-const ABANDONED = Symbol("abandoned");
-const abandoned = () => ABANDONED;
+/** What a raced tool call rejects with when the run is aborted while it runs. */
+export const ABANDONED_TOOL = Symbol("abandoned");
 
 const failed = (content: string): ToolOutcome => ({ content, isError: true });
 
@@ -285,10 +285,10 @@ async function runTool(
         emit: (data) => ctx.emit({ type: "tool_progress", agent: ctx.agent, callId: call.id, name, data }),
       }),
     );
-    const value = await raceAbort(running, ctx.race, abandoned);
+    const value = await (ctx.race ? ctx.race.race(running) : running);
     return { content: projectToolResult(value, p.tool.maxResultChars), isError: false };
   } catch (error) {
-    if (error === ABANDONED) {
+    if (error === ABANDONED_TOOL) {
       return failed(
         toolErrorContent(
           "aborted",

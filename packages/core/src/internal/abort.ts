@@ -66,3 +66,52 @@ export class AbortableReader<T> {
     this.reject = undefined;
   }
 }
+
+/**
+ * Races many promises against one signal with a single listener (registered on first use, removed
+ * by `close()`): an agent run races every tool call this way instead of adding a listener per call.
+ */
+export class AbortWatch {
+  private readonly pending = new Set<(error: unknown) => void>();
+  private listening = false;
+  private readonly onAbortEvent = () => {
+    for (const reject of this.pending) reject(this.onAbort());
+    this.pending.clear();
+  };
+
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly onAbort: () => unknown,
+  ) {}
+
+  /** `promise`, or a rejection with `onAbort()` as soon as the signal fires. */
+  race<T>(promise: Promise<T>): Promise<T> {
+    if (this.signal.aborted) {
+      promise.catch(() => {});
+      return Promise.reject(this.onAbort());
+    }
+    if (!this.listening) {
+      this.listening = true;
+      this.signal.addEventListener("abort", this.onAbortEvent, { once: true });
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.pending.add(reject);
+      promise.then(
+        (value) => {
+          this.pending.delete(reject);
+          resolve(value);
+        },
+        (error) => {
+          this.pending.delete(reject);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** Removes the listener. */
+  close(): void {
+    if (this.listening) this.signal.removeEventListener("abort", this.onAbortEvent);
+    this.listening = false;
+  }
+}
