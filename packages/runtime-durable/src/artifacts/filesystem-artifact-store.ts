@@ -81,7 +81,7 @@ export function filesystemArtifactStore(options: FilesystemArtifactStoreOptions)
   });
 
   const objectPath = (tenant: string, digest: string) => join(root, tenant, digest.slice(0, 2), digest);
-  const open_ = () => {
+  const ensureOpen = () => {
     if (closed) throw new ArtifactError("artifact_closed", "The filesystem artifact store is closed.");
   };
   const info = (tenant: string, digest: string, size: number): ArtifactInfo => ({
@@ -102,7 +102,7 @@ export function filesystemArtifactStore(options: FilesystemArtifactStoreOptions)
   }
 
   async function put(tenant: string, body: ArtifactBody, putOptions: ArtifactPutOptions = {}) {
-    open_();
+    ensureOpen();
     checkTenant(tenant);
     if (putOptions.digest !== undefined) {
       const digest = checkDigest(putOptions.digest);
@@ -148,7 +148,7 @@ export function filesystemArtifactStore(options: FilesystemArtifactStoreOptions)
   }
 
   async function get(tenant: string, digest: string, getOptions: { signal?: AbortSignal } = {}) {
-    open_();
+    ensureOpen();
     checkTenant(tenant);
     checkDigest(digest);
     let handle: FileHandle;
@@ -176,7 +176,7 @@ export function filesystemArtifactStore(options: FilesystemArtifactStoreOptions)
   }
 
   async function* list(listOptions: ArtifactListOptions = {}): AsyncGenerator<ArtifactStat> {
-    open_();
+    ensureOpen();
     const tenants =
       listOptions.tenant !== undefined
         ? [checkTenant(listOptions.tenant)]
@@ -187,7 +187,7 @@ export function filesystemArtifactStore(options: FilesystemArtifactStoreOptions)
           (n) => DIGEST_PATTERN.test(n) && n.startsWith(prefix),
         );
         for (const digest of digests) {
-          open_();
+          ensureOpen();
           const found = await statObject(tenant, digest);
           if (found !== undefined) yield found;
         }
@@ -196,7 +196,7 @@ export function filesystemArtifactStore(options: FilesystemArtifactStoreOptions)
   }
 
   async function sweepIncomplete(sweepOptions: ArtifactSweepOptions = {}): Promise<number> {
-    open_();
+    ensureOpen();
     const cutoff = Date.now() - (sweepOptions.olderThanMs ?? DEFAULT_SWEEP_AGE_MS);
     let removed = 0;
     for (const name of await names(staging)) {
@@ -219,11 +219,11 @@ export function filesystemArtifactStore(options: FilesystemArtifactStoreOptions)
     put,
     get,
     async stat(tenant, digest) {
-      open_();
+      ensureOpen();
       return statObject(checkTenant(tenant), checkDigest(digest));
     },
     async delete(tenant, digest) {
-      open_();
+      ensureOpen();
       checkTenant(tenant);
       checkDigest(digest);
       try {
