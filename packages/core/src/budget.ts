@@ -59,7 +59,9 @@ export interface BudgetHold {
  * Each call reserves its estimate (the prompt's size plus the request's `maxTokens`) before it
  * starts, and may start only while spent plus reserved is under the limit, so parallel branches
  * see each other's calls in flight: a run overshoots its limit by at most one call's use beyond
- * its reservation. A call that starts finishes; the next one is refused.
+ * its reservation — one call's declared maximum when requests set `maxTokens`. Without it the
+ * estimate is the prompt alone and the completion is not bounded in advance. A call that starts
+ * finishes; the next one is refused.
  *
  * @throws {OpenRathError} `invalid_argument` for a negative limit, or `maxCostUsd` without `prices`.
  */
