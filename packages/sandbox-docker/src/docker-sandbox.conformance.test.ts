@@ -15,8 +15,19 @@ describe.skipIf(!docker.available)(`docker sandbox conformance (${docker.reason}
   const backend = dockerSandbox({ labels: { "openrath-test": "conformance" } });
   describeSandboxConformance({
     name: "docker",
+    backend,
+    invalidSpecs: [
+      {},
+      { image: "" },
+      { image, network: "bridge" },
+      { image, cpus: -1 },
+      { image, memoryBytes: 1024 },
+      { image, pidsLimit: 2 },
+      { image, user: "a b" },
+      { image, workspace: "relative" },
+      { image, privileged: true },
+    ],
     create: () => backend.open(backend.parseSpec!({ image })),
-    capabilities: backend.capabilities,
     timeoutMs: 60_000,
   });
 });

@@ -13,6 +13,7 @@ describe("dockerSandbox (no daemon needed)", () => {
       isolation: "container",
       snapshots: false,
       languages: ["sh"],
+      processTree: "contained",
     });
   });
 

@@ -254,6 +254,8 @@ export function dockerSandbox(
     isolation: "container",
     snapshots: false,
     languages,
+    // Every command runs with a group id of its own that no descendant can drop (see KILL_TREE).
+    processTree: "contained",
   };
   let client: Dockerode | undefined;
 

@@ -31,7 +31,13 @@ function alive(pid: number): boolean {
  * Removes sandbox containers left behind by processes of this host that are gone (killed before
  * they could close their sandboxes). A container qualifies when it carries the backend's labels,
  * was created on this host, and its owner pid is not a live process. Containers of live processes
- * and of other hosts sharing the daemon are left alone. Run it at start-up, or from a cron job.
+ * and of other hosts sharing the daemon are left alone.
+ *
+ * When to run it: a process that exits normally or by SIGINT, SIGTERM or SIGHUP removes its own
+ * containers, but one killed by SIGKILL (the OOM killer, `kill -9`, a crashed machine) cannot.
+ * Run this at the start of a long-lived process (a server, a worker, a CI job) and from cron on a
+ * shared Docker host; `openrath sandboxes prune` runs it from the command line. It is safe while
+ * other OpenRath processes run: their containers are kept.
  *
  * @returns the ids of the removed containers.
  * @throws {SandboxError} `sandbox_unavailable` when the daemon cannot be reached,

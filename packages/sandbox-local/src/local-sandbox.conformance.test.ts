@@ -5,10 +5,19 @@ import { checkBubblewrap } from "./internal/check-bubblewrap.js";
 import { localSandbox } from "./local-sandbox.js";
 
 const plain = localSandbox();
+const invalidSpecs = [
+  "./work",
+  { workdir: "./typo" },
+  { workspace: 42 },
+  { env: { "A=B": "x" } },
+  { timeoutMs: 0 },
+  { isolation: "docker" },
+];
 describeSandboxConformance({
   name: "local (isolation none)",
+  backend: plain,
+  invalidSpecs,
   create: () => plain.open(plain.parseSpec!(undefined)),
-  capabilities: plain.capabilities,
 });
 
 const check = await serviceAvailable("bubblewrap", () => checkBubblewrap("bwrap").then(() => true));
@@ -16,7 +25,8 @@ describe.skipIf(!check.available)(`local under bubblewrap (${check.reason})`, ()
   const isolated = localSandbox({ isolation: "bubblewrap" });
   describeSandboxConformance({
     name: "local (isolation bubblewrap)",
+    backend: isolated,
+    invalidSpecs: [...invalidSpecs, { isolation: "none" }],
     create: () => isolated.open(isolated.parseSpec!(undefined)),
-    capabilities: isolated.capabilities,
   });
 });

@@ -27,6 +27,15 @@ describe.skipIf(!bubblewrap.available)(`opensandbox against the fake server (${b
       const b = backend();
       return b.open(b.parseSpec!(undefined));
     },
-    capabilities: openSandbox().capabilities,
+    backend: openSandbox(),
+    invalidSpecs: [
+      "python:3.12",
+      { imagee: "python:3.12" },
+      { image: "" },
+      { timeoutSeconds: 30 },
+      { workspace: "relative" },
+      { metadata: { "opensandbox.io/x": "y" } },
+      { entrypoint: [] },
+    ],
   });
 });

@@ -120,6 +120,7 @@ describe("spec", () => {
       isolation: "remote",
       snapshots: false,
       languages: ["python", "bash"],
+      processTree: "best-effort",
     });
     expect(openSandbox({ network: "open" }).capabilities.network).toBe("open");
   });

@@ -106,9 +106,13 @@ export function openSandbox(
       isolation: "remote",
       snapshots: false,
       languages: LANGUAGES,
+      // execd signals a command's process group only; the adapter then kills what carries its
+      // marker, but a detached descendant with a cleared environment can outlive the command
+      // (never the sandbox: close() deletes it).
+      processTree: "best-effort",
     },
     parseSpec: parseOpenSandboxSpec,
-    open(spec: OpenSandboxSpec | undefined, openOptions: OpenOptions = {}) {
+    async open(spec: OpenSandboxSpec | undefined, openOptions: OpenOptions = {}) {
       return openRemoteSandbox(
         parseOpenSandboxSpec(spec),
         {

@@ -5,4 +5,8 @@
 import { defaultRegistry } from "@openrath/core";
 import { openSandbox } from "./open-sandbox.js";
 
+// The main entry declares the "opensandbox" key (module augmentation): importing it here makes
+// `import "@openrath/sandbox-opensandbox/register"` alone type `session.to("opensandbox", …)`.
+export type { OpenSandboxSpec } from "./index.js";
+
 defaultRegistry().registerSandbox(openSandbox());

@@ -8,11 +8,10 @@ import {
   type ExecOptions,
   type ExecResult,
   type FileEntry,
-  OpenRathError,
   SandboxError,
   type SandboxV1,
 } from "@openrath/core";
-import { decodeTextFile, resolveExecTimeout } from "@openrath/core/backend";
+import { checkEnv, decodeTextFile, resolveExecTimeout } from "@openrath/core/backend";
 import type { LocalSandboxSpec } from "../local-sandbox.js";
 import { buildEnv } from "./build-env.js";
 import { accountFiles, bwrapArgs, sandboxIds } from "./bwrap-args.js";
@@ -200,7 +199,7 @@ export class HostSandbox implements SandboxV1 {
     ) {
       argv = [...command];
     } else {
-      throw new OpenRathError(
+      throw new SandboxError(
         "invalid_argument",
         `exec takes a shell string or a non-empty array of strings (argv), got ${JSON.stringify(command)}.`,
         { details: { command } },
@@ -230,7 +229,7 @@ export class HostSandbox implements SandboxV1 {
   async writeFile(path: string, data: string | Uint8Array): Promise<{ readonly bytesWritten: number }> {
     this.ensureOpen();
     if (typeof data !== "string" && !(data instanceof Uint8Array)) {
-      throw new OpenRathError(
+      throw new SandboxError(
         "invalid_argument",
         `writeFile takes a string or a Uint8Array, got ${data === null ? "null" : typeof data}.`,
         { details: { path } },
@@ -329,7 +328,7 @@ export class HostSandbox implements SandboxV1 {
       );
     }
     if (typeof code !== "string") {
-      throw new OpenRathError("invalid_argument", `runCode takes the code as a string, got ${typeof code}.`, {
+      throw new SandboxError("invalid_argument", `runCode takes the code as a string, got ${typeof code}.`, {
         details: { language },
       });
     }
@@ -427,6 +426,7 @@ export class HostSandbox implements SandboxV1 {
   private async run(argv: string[], options: ExecOptions): Promise<ExecResult> {
     if (options.signal?.aborted) throw abortedBeforeStart(options.signal);
     const timeoutMs = resolveExecTimeout(options.timeoutMs, this.spec.timeoutMs);
+    const execEnv = options.env === undefined ? undefined : checkEnv(options.env);
     const cwdPath = options.cwd ?? ".";
     // The root needs no symlink resolution (its real path is known): the common case stays cheap.
     const { rel: cwdRel, real: cwd } =
@@ -447,7 +447,7 @@ export class HostSandbox implements SandboxV1 {
       tmpdir: join(this.state.privateDir, "tmp"),
       ...(this.config.tools?.path ? { isolatedPath: this.config.tools.path } : {}),
       ...(this.spec.env ? { spec: this.spec.env } : {}),
-      ...(options.env ? { exec: options.env } : {}),
+      ...(execEnv ? { exec: execEnv } : {}),
     });
     // The process starts in the real directory; PWD gives the shell the path as the workspace names it.
     if (!options.env?.PWD && !this.spec.env?.PWD)

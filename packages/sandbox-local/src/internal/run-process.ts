@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { constants } from "node:os";
-import { type ExecResult, OpenRathError } from "@openrath/core";
+import { type ExecResult, SandboxError } from "@openrath/core";
 import { OutputBuffer } from "@openrath/core/backend";
 import { killProcessTree } from "./process-tree.js";
 import { abortedBeforeStart, type StopReason, stopError } from "./stop-error.js";
@@ -63,7 +63,7 @@ export function runProcess(options: RunProcessOptions): Promise<ExecResult> {
     } catch (error) {
       // Synchronous spawn failures are bad arguments (a NUL byte in an argument or a variable).
       rejectPromise(
-        new OpenRathError(
+        new SandboxError(
           "invalid_argument",
           `Could not start ${JSON.stringify(options.file)}: ${(error as Error).message}`,
           {

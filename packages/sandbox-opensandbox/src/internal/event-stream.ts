@@ -11,7 +11,15 @@ export interface ExecdEvent {
     readonly evalue?: string;
     readonly traceback?: readonly string[];
   };
+  /**
+   * Set (by this parser, never by execd) on an event whose line was longer than the parser keeps:
+   * the line's length in bytes. Its `text` is absent; the type is read from the line's start.
+   */
+  readonly oversizedBytes?: number;
 }
+
+/** Longest event line kept by default: one output line of execd is one event. */
+export const DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024;
 
 function parseLine(raw: string): ExecdEvent | undefined {
   const line = raw.trim();
@@ -38,12 +46,21 @@ function parseLine(raw: string): ExecdEvent | undefined {
  * Parses execd's event stream, which is not standard SSE: each event is one JSON object followed
  * by a blank line, without `data:`. Standard `data:` framing is accepted too, and `:`, `event:`,
  * `id:` and `retry:` lines are skipped, so a proxy that rewrites the stream does not break it.
- * Errors of the underlying body (a dropped connection) propagate.
+ *
+ * The line buffer is bounded: a line longer than `maxLineBytes` (one giant output line, a hostile
+ * proxy) is not kept; it yields a single event with `oversizedBytes` and the type read from its
+ * first bytes, so the caller can count it as cut output. Errors of the underlying body (a dropped
+ * connection) propagate.
  */
-export async function* parseEventStream(body: ReadableStream<Uint8Array>): AsyncGenerator<ExecdEvent> {
+export async function* parseEventStream(
+  body: ReadableStream<Uint8Array>,
+  maxLineBytes = DEFAULT_MAX_LINE_BYTES,
+): AsyncGenerator<ExecdEvent> {
   const reader = body.getReader();
   const decoder = new TextDecoder("utf-8");
   let buffer = "";
+  /** While skipping an oversized line: its type and its length so far. */
+  let skipping: { type: string; bytes: number } | undefined;
   try {
     for (;;) {
       const { value, done } = await reader.read();
@@ -51,15 +68,32 @@ export async function* parseEventStream(body: ReadableStream<Uint8Array>): Async
       buffer += decoder.decode(value, { stream: true });
       let newline = buffer.indexOf("\n");
       while (newline >= 0) {
-        const event = parseLine(buffer.slice(0, newline));
+        const line = buffer.slice(0, newline);
         buffer = buffer.slice(newline + 1);
-        if (event) yield event;
+        if (skipping) {
+          yield { type: skipping.type, oversizedBytes: skipping.bytes + line.length };
+          skipping = undefined;
+        } else {
+          const event = parseLine(line);
+          if (event) yield event;
+        }
         newline = buffer.indexOf("\n");
+      }
+      if (buffer.length > maxLineBytes) {
+        if (!skipping) {
+          const type = /"type"\s*:\s*"([a-z_]+)"/.exec(buffer.slice(0, 200))?.[1] ?? "unknown";
+          skipping = { type, bytes: 0 };
+        }
+        skipping.bytes += buffer.length;
+        buffer = "";
       }
     }
     buffer += decoder.decode();
-    const last = parseLine(buffer);
-    if (last) yield last;
+    if (skipping) yield { type: skipping.type, oversizedBytes: skipping.bytes + buffer.length };
+    else {
+      const last = parseLine(buffer);
+      if (last) yield last;
+    }
   } finally {
     reader.releaseLock();
   }

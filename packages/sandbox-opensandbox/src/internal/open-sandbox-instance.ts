@@ -2,23 +2,17 @@ import {
   type ExecOptions,
   type ExecResult,
   type FileEntry,
-  OpenRathError,
   SandboxError,
   type SandboxV1,
 } from "@openrath/core";
-import {
-  checkEnv,
-  confinePath,
-  DEFAULT_MAX_OUTPUT_BYTES,
-  decodeTextFile,
-  OutputBuffer,
-  outside,
-} from "@openrath/core/backend";
+import { checkEnv, confinePath, decodeTextFile, outside, resolveExecTimeout } from "@openrath/core/backend";
+import { runPython } from "./code-contexts.js";
+import { type RunContext, type RunOptions, runCommand } from "./commands.js";
 import { explain, failureDetails, isUnreachable, remoteFailure, toSandboxError } from "./errors.js";
-import { type ExecdEvent, parseEventStream } from "./event-stream.js";
+import { ExecdClient } from "./execd-client.js";
 import type { ConnectionConfig, ExecdStack, Sandboxes } from "./sdk.js";
 import { shellJoin, shellQuote } from "./shell.js";
-import { sleep, within } from "./sleep.js";
+import { sleep } from "./sleep.js";
 import type { ResolvedOpenSandboxSpec } from "./spec.js";
 
 /** Everything an open sandbox talks through. */
@@ -36,63 +30,8 @@ export interface InstanceParts {
   readonly languages: readonly string[];
 }
 
-/** Options of one command run through `POST /command` (or a cell through `POST /code`). */
-interface RunOptions {
-  readonly cwd: string;
-  readonly env?: Readonly<Record<string, string>>;
-  readonly timeoutMs?: number;
-  readonly signal?: AbortSignal;
-  readonly onStdout?: (text: string) => void;
-  readonly onStderr?: (text: string) => void;
-  readonly maxOutputBytes?: number;
-  /** For messages: "Command `ls`", "Python code". */
-  readonly what: string;
-}
-
-type Stop = "timeout" | "aborted" | "closed";
-
-/** Go's `signal.String()` names, as execd reports a killed command (`signal: killed`). */
-const SIGNALS: Record<string, number> = {
-  hangup: 1,
-  interrupt: 2,
-  quit: 3,
-  "illegal instruction": 4,
-  "trace/breakpoint trap": 5,
-  aborted: 6,
-  "bus error": 7,
-  "floating point exception": 8,
-  killed: 9,
-  "user defined signal 1": 10,
-  "segmentation fault": 11,
-  "user defined signal 2": 12,
-  "broken pipe": 13,
-  "alarm clock": 14,
-  terminated: 15,
-};
-
-/** How long to wait, after an interrupt, for the stream's terminal event (execd escalates to SIGKILL after 3 s). */
-const INTERRUPT_GRACE_MS = 5000;
-/** How long to wait for a command's `init` (its id) before giving up on interrupting it. */
-const INIT_WAIT_MS = 2000;
-/** Extra time given to execd's own timeout, the backstop for a client that died. */
-const SERVER_TIMEOUT_SLACK_MS = 5000;
-/** How long `runCode` waits for its context's deletion before returning anyway. */
-const CONTEXT_DELETE_WAIT_MS = 2000;
 /** `depth` of a recursive `/directories/list`. */
 const RECURSIVE_DEPTH = 4096;
-
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
-
-function stripAnsi(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escapes start with ESC.
-  return text.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "");
-}
 
 function preview(command: string): string {
   const line = command.replace(/\s+/g, " ").trim();
@@ -118,7 +57,11 @@ export class OpenSandboxInstance implements SandboxV1 {
   /** The last renewal failure, if the last renewal failed. */
   renewalError: SandboxError | undefined;
 
+  /** The execd calls the adapter makes itself (streams, `/code`). */
+  private readonly client: ExecdClient;
+
   constructor(private readonly parts: InstanceParts) {
+    this.client = new ExecdClient(parts.config, parts.execdUrl, parts.execdHeaders);
     this.id = parts.id;
     this.workspace = parts.spec.workspace;
     this.realWorkspace = parts.spec.workspace;
@@ -188,7 +131,7 @@ export class OpenSandboxInstance implements SandboxV1 {
       line = command.trim() === "" ? ":" : command;
     } else {
       if (!Array.isArray(command) || command.length === 0 || command.some((w) => typeof w !== "string")) {
-        throw new OpenRathError(
+        throw new SandboxError(
           "invalid_argument",
           `exec takes a shell string or a non-empty array of strings (argv); got ${JSON.stringify(command)}.`,
           { details: { command } },
@@ -238,7 +181,7 @@ export class OpenSandboxInstance implements SandboxV1 {
   async writeFile(path: string, data: string | Uint8Array): Promise<{ readonly bytesWritten: number }> {
     this.assertOpen();
     if (typeof data !== "string" && !(data instanceof Uint8Array)) {
-      throw new OpenRathError(
+      throw new SandboxError(
         "invalid_argument",
         `writeFile takes a string or a Uint8Array; got ${data === null ? "null" : typeof data}.`,
         { details: { path } },
@@ -359,7 +302,7 @@ export class OpenSandboxInstance implements SandboxV1 {
       );
     }
     if (typeof code !== "string") {
-      throw new OpenRathError("invalid_argument", `runCode takes the code as a string; got ${typeof code}.`, {
+      throw new SandboxError("invalid_argument", `runCode takes the code as a string; got ${typeof code}.`, {
         details: {},
       });
     }
@@ -375,7 +318,7 @@ export class OpenSandboxInstance implements SandboxV1 {
     };
     if (lang === "bash") return this.runCommand(`bash -c ${shellQuote(code)}`, run);
     if (lang === "sh") return this.runCommand(`/bin/sh -c ${shellQuote(code)}`, run);
-    if (this.parts.spec.codeInterpreter) return this.runPython(code, run);
+    if (this.parts.spec.codeInterpreter) return runPython(this.runContext, code, run);
     return this.runCommand(`python3 -c ${shellQuote(code)}`, run);
   }
 
@@ -484,385 +427,18 @@ export class OpenSandboxInstance implements SandboxV1 {
     return { path: real, type };
   }
 
-  /**
-   * Runs `line` (a shell line for execd's `bash -c`) through `POST /command` with the SDK's
-   * stream. execd sends one event per output line with the terminator stripped, which loses
-   * whether the output ended with a newline; so the line runs inside a wrapper that prints an
-   * end marker on both streams after it, and the output is rebuilt exactly from the events
-   * before the marker (see {@link ExactLines}). Timeouts and aborts interrupt the command
-   * (`DELETE /command?id=`, which kills its process group) before throwing.
-   */
-  private async runCommand(line: string, options: RunOptions): Promise<ExecResult> {
-    const started = performance.now();
-    const stdout = new OutputBuffer(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, options.onStdout);
-    const stderr = new OutputBuffer(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, options.onStderr);
-    if (options.signal?.aborted) throw this.stopError("aborted", options, stdout, stderr);
-    const marker = `__openrath_end_${randomHex()}__`;
-    const out = new ExactLines(stdout, marker);
-    const err = new ExactLines(stderr, marker);
-    const wrapped = `${line}\n__openrath_rc=$?\nprintf '\\n%s\\n' ${marker}\nprintf '\\n%s\\n' ${marker} >&2\nexit $__openrath_rc`;
-    const controller = new AbortController();
-    const init = deferred<string | undefined>();
-    const ended = deferred<void>();
-    let stop: Stop | undefined;
-    let stopping: Promise<void> | undefined;
-    let exit: { code: number } | { startError: string } | undefined;
-
-    const interrupt = async () => {
-      const id = await within(init.promise, INIT_WAIT_MS);
-      if (id) {
-        try {
-          await this.parts.execd.commands.interrupt(id);
-        } catch {
-          // Already finished, or the sandbox is gone: nothing left to kill.
-        }
-        await within(ended.promise, INTERRUPT_GRACE_MS);
-      }
-      controller.abort();
-    };
-    const halt = (why: Stop) => {
-      if (stop || exit) return;
-      stop = why;
-      // A closing sandbox is being deleted with everything in it: no interrupt to send.
-      stopping = why === "closed" ? Promise.resolve(controller.abort()) : interrupt();
-    };
-    const timer =
-      options.timeoutMs !== undefined ? setTimeout(() => halt("timeout"), options.timeoutMs) : undefined;
-    const onAbort = () => halt("aborted");
-    const onClose = () => halt("closed");
-    options.signal?.addEventListener("abort", onAbort);
-    this.lifetime.signal.addEventListener("abort", onClose);
-
-    let failure: unknown;
-    try {
-      const stream = this.parts.execd.commands.runStream(
-        wrapped,
-        {
-          workingDirectory: options.cwd,
-          ...(options.timeoutMs !== undefined
-            ? { timeoutSeconds: (options.timeoutMs + SERVER_TIMEOUT_SLACK_MS) / 1000 }
-            : {}),
-          ...(options.env ? { envs: { ...options.env } } : {}),
-        },
-        controller.signal,
-      );
-      events: for await (const event of stream) {
-        switch (event.type) {
-          case "init":
-            init.resolve(typeof event.text === "string" ? event.text : undefined);
-            break;
-          case "stdout":
-            if (typeof event.text === "string") out.line(event.text);
-            break;
-          case "stderr":
-            if (typeof event.text === "string") err.line(event.text);
-            break;
-          case "execution_complete":
-            exit = { code: 0 };
-            break events;
-          case "error":
-            exit = exitOf(event.error as ExecdEvent["error"]);
-            break events;
-          default:
-            // ping (keep-alive), status and anything newer: nothing to do.
-            break;
-        }
-      }
-    } catch (error) {
-      failure = error;
-    } finally {
-      if (timer) clearTimeout(timer);
-      options.signal?.removeEventListener("abort", onAbort);
-      this.lifetime.signal.removeEventListener("abort", onClose);
-      init.resolve(undefined);
-      ended.resolve();
-      // Frees the connection without waiting out execd's graceful delay after the terminal event.
-      if (!stopping) controller.abort();
-    }
-    out.finish();
-    err.finish();
-    if (stop) {
-      await stopping;
-      throw this.stopError(stop, options, stdout, stderr);
-    }
-    if (failure !== undefined) throw this.failure(failure, options.what);
-    if (!exit) {
-      throw new SandboxError(
-        "sandbox_transport",
-        `${options.what} lost its result: execd's stream ended without execution_complete or error, so the exit code is unknown.`,
-        { details: { id: this.id, stdout: stdout.text(), stderr: stderr.text() } },
-      );
-    }
-    if ("startError" in exit) {
-      throw new SandboxError("sandbox_remote_error", `${options.what} could not start: ${exit.startError}`, {
-        details: { id: this.id },
-      });
-    }
-    if (exit.code === -1 && options.timeoutMs !== undefined) {
-      // execd's own timeout fired first (a slow clock or network): still a timeout.
-      throw this.stopError("timeout", options, stdout, stderr);
-    }
+  /** What commands and code cells run through. */
+  private get runContext(): RunContext {
     return {
-      exitCode: exit.code,
-      stdout: stdout.text(),
-      stderr: stderr.text(),
-      truncated: stdout.truncated || stderr.truncated,
-      durationMs: Math.round(performance.now() - started),
+      execd: this.client,
+      sandboxId: this.id,
+      lifetime: this.lifetime.signal,
+      mapFailure: (error, what) => this.failure(error, what),
     };
   }
 
-  /**
-   * Runs Python through `POST /code` in a fresh code-interpreter context (no state shared with
-   * other calls, no "session is busy" between parallel calls), deleted afterwards. `/code` takes
-   * no environment, so `env` is applied by a first cell that updates `os.environ` in the fresh
-   * kernel. The SDK has no code-interpreter client (that package is not on npm), so this calls
-   * the HTTP API directly.
-   */
-  private async runPython(code: string, options: RunOptions): Promise<ExecResult> {
-    const started = performance.now();
-    const stdout = new OutputBuffer(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, options.onStdout);
-    const stderr = new OutputBuffer(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, options.onStderr);
-    if (options.signal?.aborted) throw this.stopError("aborted", options, stdout, stderr);
-    const context = await this.execdJson<{ id?: string }>(
-      "POST",
-      "/code/context",
-      { language: "python", cwd: options.cwd },
-      options.what,
-    );
-    if (typeof context?.id !== "string") {
-      throw new SandboxError(
-        "sandbox_remote_error",
-        `${options.what}: execd created a context without an id.`,
-        {
-          details: { id: this.id },
-        },
-      );
-    }
-    const contextId = context.id;
-    const controller = new AbortController();
-    const ended = deferred<void>();
-    let stop: Stop | undefined;
-    let stopping: Promise<void> | undefined;
-    let finished = false;
-    const halt = (why: Stop) => {
-      if (stop || finished) return;
-      stop = why;
-      if (why === "closed") {
-        controller.abort();
-        stopping = Promise.resolve();
-        return;
-      }
-      stopping = (async () => {
-        try {
-          await this.execdCall("DELETE", `/code?id=${encodeURIComponent(contextId)}`);
-        } catch {
-          // Nothing running any more.
-        }
-        await within(ended.promise, INTERRUPT_GRACE_MS);
-        controller.abort();
-      })();
-    };
-    const timer =
-      options.timeoutMs !== undefined ? setTimeout(() => halt("timeout"), options.timeoutMs) : undefined;
-    const onAbort = () => halt("aborted");
-    const onClose = () => halt("closed");
-    options.signal?.addEventListener("abort", onAbort);
-    this.lifetime.signal.addEventListener("abort", onClose);
-    let failure: unknown;
-    let exit: number | undefined;
-    try {
-      if (options.env) {
-        const setup = `import os as _openrath_os\n_openrath_os.environ.update(${JSON.stringify(options.env)})\ndel _openrath_os`;
-        const setupErr = new OutputBuffer(64 * 1024);
-        const done = await this.runCell(
-          contextId,
-          setup,
-          new OutputBuffer(64 * 1024),
-          setupErr,
-          controller.signal,
-        );
-        if (done !== 0) {
-          throw new SandboxError(
-            "sandbox_remote_error",
-            `${options.what}: setting env in the Python kernel failed: ${setupErr.text()}`,
-            {
-              details: { id: this.id },
-            },
-          );
-        }
-      }
-      exit = await this.runCell(contextId, code, stdout, stderr, controller.signal);
-    } catch (error) {
-      failure = error;
-    } finally {
-      finished = true;
-      if (timer) clearTimeout(timer);
-      options.signal?.removeEventListener("abort", onAbort);
-      this.lifetime.signal.removeEventListener("abort", onClose);
-      ended.resolve();
-      if (!stopping) controller.abort();
-    }
-    if (!this.closed) {
-      // Each context is a kernel process: free it now rather than leave it to the sandbox's end.
-      await within(
-        this.execdCall("DELETE", `/code/contexts/${encodeURIComponent(contextId)}`).catch(() => undefined),
-        CONTEXT_DELETE_WAIT_MS,
-      );
-    }
-    if (stop) {
-      await stopping;
-      throw this.stopError(stop, options, stdout, stderr);
-    }
-    if (failure !== undefined) throw this.failure(failure, options.what);
-    if (exit === undefined) {
-      throw new SandboxError(
-        "sandbox_transport",
-        `${options.what} lost its result: execd's stream ended without execution_complete or error.`,
-        { details: { id: this.id, stdout: stdout.text(), stderr: stderr.text() } },
-      );
-    }
-    return {
-      exitCode: exit,
-      stdout: stdout.text(),
-      stderr: stderr.text(),
-      truncated: stdout.truncated || stderr.truncated,
-      durationMs: Math.round(performance.now() - started),
-    };
-  }
-
-  /**
-   * Runs one cell and streams its output (raw Jupyter chunks, newlines kept). Returns 0 after
-   * `execution_complete`, 1 after an `error` (whose traceback goes to stderr), `undefined` when
-   * the stream ended without either.
-   */
-  private async runCell(
-    contextId: string,
-    code: string,
-    stdout: OutputBuffer,
-    stderr: OutputBuffer,
-    signal: AbortSignal,
-  ): Promise<number | undefined> {
-    const response = await this.parts.config.sseFetch(`${this.parts.execdUrl}/code`, {
-      method: "POST",
-      headers: {
-        ...this.parts.execdHeaders,
-        accept: "text/event-stream",
-        "content-type": "application/json",
-      },
-      body: JSON.stringify({ code, context: { id: contextId, language: "python" } }),
-      signal,
-    });
-    if (!response.ok) throw await httpFailure(response);
-    if (!response.body) throw new TypeError("execd answered /code without a body");
-    for await (const event of parseEventStream(response.body)) {
-      switch (event.type) {
-        case "stdout":
-          if (typeof event.text === "string") stdout.push(event.text);
-          break;
-        case "stderr":
-          if (typeof event.text === "string") stderr.push(event.text);
-          break;
-        case "execution_complete":
-          return 0;
-        case "error": {
-          const e = event.error ?? {};
-          const trace = (e.traceback ?? []).map((l) => stripAnsi(String(l))).join("\n");
-          stderr.push(`${trace || `${e.ename ?? "Error"}: ${e.evalue ?? ""}`}\n`);
-          return 1;
-        }
-        default:
-          // init, execution_count, result (an expression's value, not printed output), status, ping.
-          break;
-      }
-    }
-    return undefined;
-  }
-
-  /** A plain execd call (the SDK has none for `/code`); errors carry the parsed body. */
-  private async execdCall(method: string, path: string, body?: unknown): Promise<Response> {
-    const response = await this.parts.config.fetch(`${this.parts.execdUrl}${path}`, {
-      method,
-      headers: {
-        ...this.parts.execdHeaders,
-        ...(body !== undefined ? { "content-type": "application/json" } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    if (!response.ok) throw await httpFailure(response);
-    return response;
-  }
-
-  private async execdJson<T>(method: string, path: string, body: unknown, what: string): Promise<T> {
-    try {
-      const response = await this.execdCall(method, path, body);
-      return (await response.json()) as T;
-    } catch (error) {
-      throw this.failure(error, what);
-    }
-  }
-
-  private stopError(
-    stop: Stop,
-    options: RunOptions,
-    stdout: OutputBuffer,
-    stderr: OutputBuffer,
-  ): SandboxError {
-    const details = { id: this.id, stdout: stdout.text(), stderr: stderr.text() };
-    if (stop === "closed") {
-      return new SandboxError(
-        "sandbox_closed",
-        `${options.what} was cut short: OpenSandbox sandbox ${this.id} was closed.`,
-        {
-          details,
-        },
-      );
-    }
-    if (stop === "timeout") {
-      return new SandboxError(
-        "exec_timeout",
-        `${options.what} did not finish within ${options.timeoutMs} ms and was killed. Raise timeoutMs or make it faster.`,
-        { details: { ...details, timeoutMs: options.timeoutMs } },
-      );
-    }
-    return new SandboxError("aborted", `${options.what} was aborted and killed.`, {
-      cause: options.signal?.reason,
-      details,
-    });
-  }
-}
-
-/**
- * Rebuilds one output stream from execd's line events. execd strips each line's terminator and
- * sends an empty line as `"\n"`, so a trailing newline is indistinguishable from none; the
- * command wrapper therefore prints `\n<marker>\n` after the command, which guarantees that every
- * line of the real output was terminated. Each line's newline is held back until the next event
- * shows it belongs to the output rather than to the marker, so what the streaming callback gets
- * concatenates to exactly the output. (`\r` and `\r\n` come back as `\n`: execd splits on them too.)
- */
-class ExactLines {
-  private started = false;
-  private done = false;
-
-  constructor(
-    private readonly out: OutputBuffer,
-    private readonly marker: string,
-  ) {}
-
-  line(text: string): void {
-    if (this.done) return;
-    if (text === this.marker) {
-      this.done = true;
-      return;
-    }
-    const chunk = (this.started ? "\n" : "") + (text === "\n" ? "" : text);
-    this.started = true;
-    if (chunk !== "") this.out.push(chunk);
-  }
-
-  /** Ends the stream; without the marker (the command was killed) the last line counts as terminated. */
-  finish(): void {
-    if (!this.done && this.started) this.out.push("\n");
-    this.done = true;
+  private runCommand(line: string, options: RunOptions): Promise<ExecResult> {
+    return runCommand(this.runContext, line, options);
   }
 }
 
@@ -878,12 +454,6 @@ function realpathOf(quoted: string): string {
   );
 }
 
-function randomHex(): string {
-  const bytes = new Uint8Array(8);
-  crypto.getRandomValues(bytes);
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 function aborted(what: string, signal: AbortSignal): SandboxError {
   return new SandboxError("aborted", `${what} was aborted before it started.`, {
     cause: signal.reason,
@@ -891,34 +461,22 @@ function aborted(what: string, signal: AbortSignal): SandboxError {
   });
 }
 
-/** The exit code of an `error` event: `evalue` is the code, `-1` plus `signal: <name>` for a signal. */
-function exitOf(error: ExecdEvent["error"]): { code: number } | { startError: string } {
-  const value = String(error?.evalue ?? "").trim();
-  if (!/^-?\d+$/.test(value)) return { startError: value || String(error?.ename ?? "unknown error") };
-  const code = Number(value);
-  if (code !== -1) return { code };
-  const signal = /^signal: (.+)$/.exec(String(error?.traceback?.[0] ?? ""))?.[1];
-  const number = signal ? SIGNALS[signal] : undefined;
-  return { code: number ? 128 + number : -1 };
-}
-
 function entryType(type: string | undefined): FileEntry["type"] {
   return type === "directory" || type === "symlink" || type === "other" ? type : "file";
 }
 
+/** The run options every command and cell shares: the timeout resolved (default 10 min), caps checked. */
 function pick(options: Omit<ExecOptions, "stdin" | "cwd" | "env">) {
-  for (const name of ["timeoutMs", "maxOutputBytes"] as const) {
-    const value = options[name];
-    if (value !== undefined && (typeof value !== "number" || Number.isNaN(value) || value <= 0)) {
-      throw new OpenRathError(
-        "invalid_argument",
-        `${name} must be a positive number${name === "timeoutMs" ? " of milliseconds" : " of bytes"}; got ${JSON.stringify(value)}.`,
-        { details: { [name]: value } },
-      );
-    }
+  const value = options.maxOutputBytes;
+  if (value !== undefined && (typeof value !== "number" || Number.isNaN(value) || value <= 0)) {
+    throw new SandboxError(
+      "invalid_argument",
+      `maxOutputBytes must be a positive number of bytes; got ${JSON.stringify(value)}.`,
+      { details: { maxOutputBytes: value } },
+    );
   }
   return {
-    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    timeoutMs: resolveExecTimeout(options.timeoutMs),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onStdout ? { onStdout: options.onStdout } : {}),
     ...(options.onStderr ? { onStderr: options.onStderr } : {}),
@@ -934,21 +492,6 @@ function notFound(path: string, workspace: string): SandboxError {
 
 function notAFile(path: string, why: string): SandboxError {
   return new SandboxError("not_a_file", `Cannot write ${path}: ${why}.`, { details: { path } });
-}
-
-/** An error shaped like the SDK's `SandboxApiException`, so `remoteFailure` reads it the same way. */
-async function httpFailure(response: Response): Promise<Error> {
-  const text = await response.text().catch(() => "");
-  const error = new Error(`HTTP ${response.status}`) as Error & {
-    statusCode: number;
-    rawBody: string;
-    requestId?: string;
-  };
-  error.statusCode = response.status;
-  error.rawBody = text;
-  const requestId = response.headers.get("x-request-id");
-  if (requestId) error.requestId = requestId;
-  return error;
 }
 
 /**

@@ -289,8 +289,23 @@ class EventWriter {
       else this.res.socket?.destroy();
       return;
     }
-    this.res.write(`${JSON.stringify({ ...event, timestamp: Date.now() })}\n\n`);
+    if (!this.res.write(`${JSON.stringify({ ...event, timestamp: Date.now() })}\n\n`))
+      this.onBackpressure?.();
     this.written++;
+  }
+
+  /** Called when the client reads slower than the command writes (TCP backpressure, as execd has). */
+  onBackpressure: (() => void) | undefined;
+
+  /** Resolves once the response can take more. */
+  drained(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.gone || !this.res.writableNeedDrain) resolve();
+      else {
+        this.res.once("drain", () => resolve());
+        this.res.once("close", () => resolve());
+      }
+    });
   }
 
   /** Keep-alive pings: the first right away (k8s `wait.Until` runs at once), then every interval. */
@@ -570,6 +585,15 @@ export class FakeExecd {
     const stderr = new LineTail((text) => writer.write({ type: "stderr", text }));
     child.stdout?.on("data", (chunk: Buffer) => stdout.push(chunk));
     child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
+    // A slow client slows the command down instead of filling this process's memory.
+    writer.onBackpressure = () => {
+      child.stdout?.pause();
+      child.stderr?.pause();
+      void writer.drained().then(() => {
+        child.stdout?.resume();
+        child.stderr?.resume();
+      });
+    };
     const tick = setInterval(() => {
       stdout.tick(false);
       stderr.tick(false);

@@ -1,9 +1,11 @@
+import { spawn } from "node:child_process";
 import { OpenRathError } from "@openrath/core";
 import { expect } from "vitest";
 import { CODE_SNIPPETS } from "./internal/code-snippets.js";
 import { defineGroup } from "./internal/define-group.js";
 import { expectSandboxError } from "./internal/expect-sandbox-error.js";
-import { probeLoopback } from "./internal/network-probe.js";
+import { probeLoopback, probeUnixSocket } from "./internal/network-probe.js";
+import { findMarked, hostProcesses, processMarker } from "./internal/process-table.js";
 import type { SandboxSuiteContext } from "./suite-context.js";
 
 const ISOLATIONS = ["process", "namespace", "container", "microvm", "remote"];
@@ -44,6 +46,15 @@ export function capabilitiesSuite(context: SandboxSuiteContext): void {
           `network is "none" but the sandbox reached a listener on the host's 127.0.0.1 (probe: ${probe.tool})\n${probe.transcript}`,
         ).toBe(false);
       });
+
+      group.test("no Unix socket planted on the host is reachable (network none)", async () => {
+        const sandbox = await group.open();
+        const probe = await probeUnixSocket(sandbox, capabilities.languages);
+        expect(
+          probe.reached,
+          `network is "none" but the sandbox reached a Unix socket in the host's temporary directory (probe: ${probe.tool})\n${probe.transcript}`,
+        ).toBe(false);
+      });
     } else if (capabilities.network === "open" && sharesHostNetwork) {
       group.test(networkTitle, async () => {
         const sandbox = await group.open();
@@ -63,6 +74,43 @@ export function capabilitiesSuite(context: SandboxSuiteContext): void {
           : "a restricted allow-list is backend-specific";
       group.skip(networkTitle, reason);
     }
+
+    group.test(
+      "the isolation claim tells the truth: only process isolation shows this machine's processes",
+      async () => {
+        const marker = processMarker("host");
+        const host = spawn("sh", ["-c", "sleep 30", marker], { stdio: "ignore" });
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          expect(hostProcesses(marker).length, "the marked host process did not start").toBeGreaterThan(0);
+          const sandbox = await group.open();
+          const inside = (await findMarked(sandbox, marker)).filter((line) =>
+            line.startsWith("in the sandbox"),
+          );
+          if (capabilities.isolation === "process") {
+            expect(
+              inside.length,
+              "isolation is process, but the host's processes are not visible",
+            ).toBeGreaterThan(0);
+          } else {
+            expect(
+              inside,
+              `isolation is ${capabilities.isolation}, but a host process is visible inside`,
+            ).toEqual([]);
+          }
+        } finally {
+          host.kill("SIGKILL");
+        }
+      },
+    );
+
+    group.test(
+      "the snapshots claim tells the truth: v1 has no snapshot API, so none is claimed",
+      async () => {
+        expect(capabilities.snapshots).toBe(false);
+        expect([undefined, "contained", "best-effort"]).toContain(capabilities.processTree);
+      },
+    );
 
     group.test("the stdin claim tells the truth", async () => {
       const sandbox = await group.open();

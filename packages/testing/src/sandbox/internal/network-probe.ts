@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { OpenRathError, type SandboxV1 } from "@openrath/core";
 
 /** What a probe from inside a sandbox saw of a listener the test opened on 127.0.0.1. */
@@ -92,5 +95,63 @@ export async function probeLoopback(sandbox: SandboxV1, languages: readonly stri
   } finally {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+/** Code that connects to the Unix socket `path` and prints `reached` when it answers. */
+function unixCodeProbe(language: string, path: string): string | undefined {
+  if (language.startsWith("python")) {
+    return `import socket\ntry:\n    s = socket.socket(socket.AF_UNIX)\n    s.settimeout(5)\n    s.connect(${JSON.stringify(path)})\n    print("reached", s.recv(64))\nexcept OSError as e:\n    print("error", e)`;
+  }
+  if (["javascript", "js", "node", "typescript", "ts"].includes(language)) {
+    return `import("node:net").then((net) => { const s = net.connect(${JSON.stringify(path)}); s.on("data", () => { console.log("reached"); process.exit(0); }); s.on("error", (e) => { console.log("error " + e.code); process.exit(0); }); setTimeout(() => process.exit(0), 5000).unref(); })`;
+  }
+  return undefined;
+}
+
+/**
+ * Plants a Unix socket server in this machine's temporary directory and tries to reach it from
+ * inside `sandbox`: by its path from a shell (is it there at all?) and, with a language of the
+ * manifest, by connecting. A read-only view of the host does not stop `connect()` on a socket.
+ */
+export async function probeUnixSocket(
+  sandbox: SandboxV1,
+  languages: readonly string[],
+): Promise<NetworkProbe> {
+  const dir = mkdtempSync(join(tmpdir(), "openrath-conformance-"));
+  const path = join(dir, "planted.sock");
+  let connections = 0;
+  const server = createNetServer((socket) => {
+    connections++;
+    socket.end("planted\n");
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(path, () => resolve());
+  });
+  try {
+    const shell = await sandbox
+      .exec(["sh", "-c", '[ -e "$1" ] && echo visible || echo absent', "sh", path], { timeoutMs: 20_000 })
+      .then(
+        (r) => r.stdout.trim(),
+        (error: unknown) => String(error),
+      );
+    let transcript = `path: ${shell}`;
+    let tool = "shell";
+    for (const language of languages) {
+      const code = unixCodeProbe(language, path);
+      if (code === undefined) continue;
+      tool = `runCode:${language}`;
+      transcript += `\n${await sandbox.runCode(code, language, { timeoutMs: 20_000 }).then(
+        (r) => `${r.stdout}${r.stderr}`,
+        (error: unknown) => String(error),
+      )}`;
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return { reached: connections > 0 || shell === "visible", tool, transcript };
+  } finally {
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 }
