@@ -148,6 +148,9 @@ export class ReplayProvider implements ProviderV1 {
   readonly model: string;
   private readonly all: Entry[];
   private readonly byBranch = new Map<string, Entry[]>();
+  /** Calls by fingerprint, and by branch then fingerprint, in recorded order (served ones dropped lazily). */
+  private readonly byHash = new Map<string, Entry[]>();
+  private readonly byBranchHash = new Map<string, Map<string, Entry[]>>();
   private served = 0;
   private calls = 0;
 
@@ -198,11 +201,22 @@ export class ReplayProvider implements ProviderV1 {
   constructor(calls: readonly RecordedCall[], model = "replay") {
     this.model = model;
     this.all = [...calls].sort((a, b) => a.createdAt - b.createdAt).map((call) => ({ call, served: false }));
+    const add = <K>(map: Map<K, Entry[]>, key: K, entry: Entry) => {
+      const list = map.get(key);
+      if (list) list.push(entry);
+      else map.set(key, [entry]);
+    };
     for (const entry of this.all) {
-      if (entry.call.branch === undefined) continue;
-      const list = this.byBranch.get(entry.call.branch) ?? [];
-      list.push(entry);
-      this.byBranch.set(entry.call.branch, list);
+      add(this.byHash, entry.call.requestHash, entry);
+      const branch = entry.call.branch;
+      if (branch === undefined) continue;
+      add(this.byBranch, branch, entry);
+      let hashes = this.byBranchHash.get(branch);
+      if (!hashes) {
+        hashes = new Map();
+        this.byBranchHash.set(branch, hashes);
+      }
+      add(hashes, entry.call.requestHash, entry);
     }
   }
 
@@ -224,7 +238,9 @@ export class ReplayProvider implements ProviderV1 {
     const position = options.position;
     const onBranch = position ? this.byBranch.get(position.branch) : undefined;
     // A known branch answers only from its own calls; an unknown one (or none) from any, by fingerprint.
-    const entry = (onBranch ?? this.all).find((e) => !e.served && e.call.requestHash === hash);
+    const list = onBranch ? this.byBranchHash.get(position!.branch)!.get(hash) : this.byHash.get(hash);
+    while (list && list.length > 0 && list[0]!.served) list.shift();
+    const entry = list?.[0];
     if (!entry) throw this.miss(call, hash, request, position, onBranch);
     entry.served = true;
     this.served++;
