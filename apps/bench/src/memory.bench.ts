@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { MemoryV1 } from "@openrath/core";
@@ -21,10 +21,11 @@ import {
 } from "./internal/synthetic-corpus.js";
 
 // The bm25 memory store against MiniSearch (the anchor) on the same synthetic corpora, in the same
-// process: index time, recall latency (p50/p99 over 500 queries, top 10) and reopen time (save,
-// then load from disk and answer one query), at 10,000 and 100,000 entries. Both sides store the
-// entry texts and enforce the same scope rule. Nothing is shrunk to save time: a slow side is
-// named in the output instead.
+// process: index time and heap, recall latency (p50/p99 over 500 queries, top 10) for whole-sentence
+// queries as agents send them (the last user message) and for keyword queries, reopen time (load
+// from disk and answer one query), and the disk cost of one more entry, at 10,000 and 100,000
+// entries. Both sides store the entry texts and enforce the same scope rule. Nothing is shrunk to
+// save time: a slow side is named in the output instead.
 
 const progress = progressFor("memory.bench");
 const gc = globalThis.gc;
@@ -37,6 +38,7 @@ const TOP_K = 10;
 const BATCH = 1_000;
 const REOPEN_RUNS = 3;
 const RECALL_TARGET_MS = 5;
+const RECALL_P99_TARGET_MS = 20;
 const REOPEN_TARGET_MS = 1_000;
 /** Indexing slower than this is called out in the line's `note`. */
 const SLOW_INDEX_MS = 10_000;
@@ -50,6 +52,12 @@ const fmt = (n: number) => n.toLocaleString("en-US");
 function collect(): void {
   gc?.();
   gc?.();
+}
+
+/** Heap in use after a full collection, in bytes. */
+function heapUsed(): number {
+  collect();
+  return process.memoryUsage().heapUsed;
 }
 
 function batches(entries: readonly CorpusEntry[]): CorpusEntry[][] {
@@ -87,45 +95,54 @@ interface Latencies {
  * and the next phase does not pay for collecting it.
  */
 async function measureInMemory(size: number, corpus: SyntheticCorpus, anchorFile: string) {
-  const warmUp = corpus.queries.slice(0, WARM_UP_QUERIES);
-  const queries = corpus.queries.slice(WARM_UP_QUERIES);
   progress(`${fmt(size)} entries: indexing bm25 (in memory)`);
+  const heapBefore = heapUsed();
   const memory = await bm25Memory().open(undefined);
   const indexUs = await indexBm25(memory, corpus);
+  const heapBytes = heapUsed() - heapBefore;
   progress(`${fmt(size)} entries: bm25 took ${(indexUs / 1e6).toFixed(1)} s; indexing minisearch`);
+  const anchorHeapBefore = heapUsed();
   const anchor = indexMiniSearch(corpus);
+  const anchorHeapBytes = heapUsed() - anchorHeapBefore;
   progress(`${fmt(size)} entries: minisearch took ${(anchor.indexUs / 1e6).toFixed(1)} s`);
 
-  progress(
-    `${fmt(size)} entries: recall, ${WARM_UP_QUERIES} warm-up + ${QUERIES} queries per side, interleaved`,
-  );
-  for (const q of warmUp) {
-    await memory.recall(q.text, { topK: TOP_K });
-    miniSearchRecall(anchor.index, q.text, TOP_K, VISIBLE);
-  }
-  const recall: Latencies = { us: [], withHits: 0 };
-  const anchorRecall: Latencies = { us: [], withHits: 0 };
-  const timeOurs = async (text: string) => {
-    const start = process.hrtime.bigint();
-    const hits = await memory.recall(text, { topK: TOP_K });
-    recall.us.push(elapsedUs(start));
-    if (hits.length > 0) recall.withHits++;
-  };
-  const timeAnchor = (text: string) => {
-    const start = process.hrtime.bigint();
-    const hits = miniSearchRecall(anchor.index, text, TOP_K, VISIBLE);
-    anchorRecall.us.push(elapsedUs(start));
-    if (hits.length > 0) anchorRecall.withHits++;
-  };
-  for (const [i, q] of queries.entries()) {
-    if (i % 2 === 0) {
-      await timeOurs(q.text);
-      timeAnchor(q.text);
-    } else {
-      timeAnchor(q.text);
-      await timeOurs(q.text);
+  const timeQueries = async (label: string, all: readonly { text: string }[]) => {
+    const warmUp = all.slice(0, WARM_UP_QUERIES);
+    const queries = all.slice(WARM_UP_QUERIES);
+    progress(
+      `${fmt(size)} entries: ${label} recall, ${WARM_UP_QUERIES} warm-up + ${QUERIES} queries per side, interleaved`,
+    );
+    for (const q of warmUp) {
+      await memory.recall(q.text, { topK: TOP_K });
+      miniSearchRecall(anchor.index, q.text, TOP_K, VISIBLE);
     }
-  }
+    const ours: Latencies = { us: [], withHits: 0 };
+    const theirs: Latencies = { us: [], withHits: 0 };
+    const timeOurs = async (text: string) => {
+      const start = process.hrtime.bigint();
+      const hits = await memory.recall(text, { topK: TOP_K });
+      ours.us.push(elapsedUs(start));
+      if (hits.length > 0) ours.withHits++;
+    };
+    const timeAnchor = (text: string) => {
+      const start = process.hrtime.bigint();
+      const hits = miniSearchRecall(anchor.index, text, TOP_K, VISIBLE);
+      theirs.us.push(elapsedUs(start));
+      if (hits.length > 0) theirs.withHits++;
+    };
+    for (const [i, q] of queries.entries()) {
+      if (i % 2 === 0) {
+        await timeOurs(q.text);
+        timeAnchor(q.text);
+      } else {
+        timeAnchor(q.text);
+        await timeOurs(q.text);
+      }
+    }
+    return { ours, theirs };
+  };
+  const sentences = await timeQueries("sentence", corpus.sentences);
+  const keywords = await timeQueries("keyword", corpus.queries);
   await memory.close();
 
   progress(`${fmt(size)} entries: saving minisearch`);
@@ -137,8 +154,10 @@ async function measureInMemory(size: number, corpus: SyntheticCorpus, anchorFile
   return {
     indexUs,
     anchorIndexUs: anchor.indexUs,
-    recall,
-    anchorRecall,
+    heapBytes,
+    anchorHeapBytes,
+    sentences,
+    keywords,
     anchorSaveUs,
     anchorSnapshotBytes: Buffer.byteLength(json),
   };
@@ -209,7 +228,27 @@ async function measurePersistence(
       await reopenOurs();
     }
   }
-  return { indexUs, saveUs, snapshotBytes, reopen, anchorReopen };
+  // One more entry in the full store: what it costs on disk (the change log, not the snapshot).
+  const memory = await backend.open({ path: storeDir });
+  const logBefore = await logBytes(storeDir);
+  const snapshotBefore = (await stat(join(storeDir, "memory.json"))).mtimeMs;
+  const started = process.hrtime.bigint();
+  await memory.remember({
+    text: "One more entry after the store was full: the courier comes on Wednesdays.",
+  });
+  const appendUs = elapsedUs(started);
+  const appendBytes = (await logBytes(storeDir)) - logBefore;
+  const snapshotRewritten = (await stat(join(storeDir, "memory.json"))).mtimeMs !== snapshotBefore;
+  await memory.close();
+  return { indexUs, saveUs, snapshotBytes, reopen, anchorReopen, appendUs, appendBytes, snapshotRewritten };
+}
+
+/** Bytes of the change-log files of a bm25 store directory. */
+async function logBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const name of await readdir(dir))
+    if (name.endsWith(".log")) total += (await stat(join(dir, name))).size;
+  return total;
 }
 
 async function measureSize(size: number): Promise<void> {
@@ -237,6 +276,8 @@ async function measureSize(size: number): Promise<void> {
       ms: ms(live.indexUs),
       entries_per_s: Math.round(size / (live.indexUs / 1e6)),
       with_path_ms: ms(saved.indexUs),
+      heap_mb: round(live.heapBytes / 2 ** 20, 1),
+      anchor_heap_mb: round(live.anchorHeapBytes / 2 ** 20, 1),
       anchor: ANCHOR,
       anchor_ms: ms(live.anchorIndexUs),
       anchor_entries_per_s: Math.round(size / (live.anchorIndexUs / 1e6)),
@@ -250,32 +291,44 @@ async function measureSize(size: number): Promise<void> {
         : {}),
     });
 
-    const { recall, anchorRecall } = live;
-    const p50 = median(recall.us) / 1000;
-    const anchorP50 = median(anchorRecall.us) / 1000;
-    const p99 = quantile(recall.us, 0.99) / 1000;
-    const anchorP99 = quantile(anchorRecall.us, 0.99) / 1000;
-    emit({
-      case: "memory_recall",
-      entries: size,
-      queries: QUERIES,
-      top_k: TOP_K,
-      p50_ms: round(p50),
-      p90_ms: ms(quantile(recall.us, 0.9)),
-      p99_ms: round(p99),
-      max_ms: ms(Math.max(...recall.us)),
-      queries_with_hits: recall.withHits,
-      anchor: ANCHOR,
-      anchor_p50_ms: round(anchorP50),
-      anchor_p90_ms: ms(quantile(anchorRecall.us, 0.9)),
-      anchor_p99_ms: round(anchorP99),
-      anchor_max_ms: ms(Math.max(...anchorRecall.us)),
-      anchor_queries_with_hits: anchorRecall.withHits,
-      ratio_p50_ours_to_anchor: round(p50 / anchorP50, 2),
-      ratio_p99_ours_to_anchor: round(p99 / anchorP99, 2),
-      target: `recall p50 under ${RECALL_TARGET_MS} ms (the issue sets it at 100,000 entries)`,
-      meets_target: p50 < RECALL_TARGET_MS,
-    });
+    const recallCase = (
+      name: string,
+      queries: string,
+      { ours, theirs }: { ours: Latencies; theirs: Latencies },
+    ) => {
+      const p50 = median(ours.us) / 1000;
+      const anchorP50 = median(theirs.us) / 1000;
+      const p99 = quantile(ours.us, 0.99) / 1000;
+      const anchorP99 = quantile(theirs.us, 0.99) / 1000;
+      emit({
+        case: name,
+        entries: size,
+        queries: QUERIES,
+        query_shape: queries,
+        top_k: TOP_K,
+        p50_ms: round(p50),
+        p90_ms: ms(quantile(ours.us, 0.9)),
+        p99_ms: round(p99),
+        max_ms: ms(Math.max(...ours.us)),
+        queries_with_hits: ours.withHits,
+        anchor: ANCHOR,
+        anchor_p50_ms: round(anchorP50),
+        anchor_p90_ms: ms(quantile(theirs.us, 0.9)),
+        anchor_p99_ms: round(anchorP99),
+        anchor_max_ms: ms(Math.max(...theirs.us)),
+        anchor_queries_with_hits: theirs.withHits,
+        ratio_p50_ours_to_anchor: round(p50 / anchorP50, 2),
+        ratio_p99_ours_to_anchor: round(p99 / anchorP99, 2),
+        target: `p50 under ${RECALL_TARGET_MS} ms and p99 under ${RECALL_P99_TARGET_MS} ms (the issue sets it at 100,000 entries)`,
+        meets_target: p50 < RECALL_TARGET_MS && p99 < RECALL_P99_TARGET_MS,
+      });
+    };
+    recallCase(
+      "memory_recall",
+      "whole sentences (an agent's last user message), 10 to 25 words",
+      live.sentences,
+    );
+    recallCase("memory_recall_keywords", "1 to 3 content words", live.keywords);
 
     const { reopen, anchorReopen } = saved;
     const reopenMs = median(reopen.totalUs) / 1000;
@@ -300,6 +353,17 @@ async function measureSize(size: number): Promise<void> {
       ratio_ours_to_anchor: round(reopenMs / anchorReopenMs, 2),
       target: `open + first recall under ${fmt(REOPEN_TARGET_MS)} ms`,
       meets_target: reopenMs < REOPEN_TARGET_MS,
+    });
+    emit({
+      case: "memory_append_one",
+      entries: size,
+      ms: ms(saved.appendUs),
+      log_bytes: saved.appendBytes,
+      snapshot_bytes: saved.snapshotBytes,
+      snapshot_rewritten: saved.snapshotRewritten,
+      durability: "fsync",
+      target: "one new entry costs O(entry) on disk: a change-log batch, not a snapshot rewrite",
+      meets_target: !saved.snapshotRewritten && saved.appendBytes < 4096,
     });
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -27,12 +27,12 @@ describeMemoryConformance({
 
 /** The child process the crash-survival test kills: `src/testing/crash-writer.ts` through tsx. */
 const crashWriter =
-  (path: () => string, durability: "fsync" | "write" = "fsync") =>
+  (path: () => string, env: Record<string, string> = {}) =>
   () => ({
     command: process.execPath,
     args: ["--conditions=@openrath/source", "--import", "tsx", "src/testing/crash-writer.ts"],
     cwd: fileURLToPath(new URL("..", import.meta.url)),
-    env: { BM25_CRASH_DIR: path(), BM25_DURABILITY: durability },
+    env: { BM25_CRASH_DIR: path(), ...env },
   });
 
 const onDisk = bm25Memory();

@@ -209,7 +209,10 @@ export const ZIPF_EXPONENT = 1.0;
 
 export interface SyntheticCorpus {
   readonly entries: readonly CorpusEntry[];
+  /** Keyword queries: 1 to 3 content words of an entry. */
   readonly queries: readonly CorpusQuery[];
+  /** Queries as agents send them: a whole sentence (the last user message) around 2 to 4 content words of an entry. */
+  readonly sentences: readonly CorpusQuery[];
   /** Entries per language. */
   readonly languages: Readonly<Record<Language, number>>;
   readonly tokens: number;
@@ -275,5 +278,70 @@ export function syntheticCorpus(size: number, queryCount: number, seed = 20_240_
     }
     queries.push({ text: chosen.join(" "), language: entry.language, from: entry.id });
   }
-  return { entries, queries, languages, tokens };
+  const sentences = sentenceQueries(entries, english, englishFunction, queryCount, prng(seed + 3));
+  return { entries, queries, sentences, languages, tokens };
+}
+
+// Question frames of English agent turns; `_` marks where content words of the entry go.
+const FRAMES = [
+  "can you remind me what we decided about the _ for the _ last week",
+  "what did I tell you about _ and _ when we talked about the _",
+  "please look up the _ we discussed and tell me if the _ changed",
+  "do you remember which _ I prefer for _ and why",
+  "I need the details of the _ again, especially the _ and the _",
+  "before we start, what is the status of the _ with the _",
+  "could you check whether the _ is still _ for this week",
+  "what was the name of the _ that handles our _ again",
+];
+
+/**
+ * Whole-sentence queries, as an agent recalls with the last user message: an English frame (or,
+ * for other languages, a run of that language's most frequent words) around 2 to 4 distinct
+ * content words of a random entry, so most query words are common ones that match many entries.
+ */
+function sentenceQueries(
+  entries: readonly CorpusEntry[],
+  english: readonly string[],
+  englishFunction: ReadonlySet<string>,
+  count: number,
+  random: () => number,
+): CorpusQuery[] {
+  const out: CorpusQuery[] = [];
+  while (out.length < count) {
+    const entry = entries[Math.floor(random() * entries.length)]!;
+    const f = FOREIGN.find((l) => l.language === entry.language);
+    const isFunction = f
+      ? (w: string) => f.words.indexOf(w) < f.functionWords
+      : (w: string) => englishFunction.has(w);
+    const candidates = [...new Set(entry.words.filter((w) => !isFunction(w)))];
+    if (candidates.length < 2) continue;
+    const wanted = Math.min(candidates.length, 2 + Math.floor(random() * 3));
+    const chosen: string[] = [];
+    while (chosen.length < wanted) {
+      const word = candidates[Math.floor(random() * candidates.length)]!;
+      if (!chosen.includes(word)) chosen.push(word);
+    }
+    let text: string;
+    if (f === undefined) {
+      const frame = FRAMES[Math.floor(random() * FRAMES.length)]!;
+      let next = 0;
+      // Slots beyond the chosen words get a frequent English content word, as people write.
+      text = frame.replace(
+        /_/g,
+        () => chosen[next++] ?? english[ENGLISH_FUNCTION_WORDS.length + Math.floor(random() * 40)]!,
+      );
+      for (; next < chosen.length; next++) text += ` ${chosen[next]}`;
+      text = `${text[0]!.toUpperCase()}${text.slice(1)}?`;
+    } else {
+      const filler = f.words.slice(0, f.functionWords);
+      const words: string[] = [];
+      for (const word of chosen) {
+        words.push(filler[Math.floor(random() * filler.length)]!, word);
+        if (random() < 0.5) words.push(filler[Math.floor(random() * filler.length)]!);
+      }
+      text = f.unspaced ? `${words.join("")}？` : `${words.join(" ")}?`;
+    }
+    out.push({ text, language: entry.language, from: entry.id });
+  }
+  return out;
 }

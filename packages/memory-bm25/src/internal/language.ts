@@ -146,8 +146,32 @@ export function textLanguages(text: string, enabled: LanguageSet): LanguageSet {
   return new Set([...enabled].filter((l) => LANGUAGES[l].script !== "latin" || l === best[0]));
 }
 
+/** Recent stems by language set and word: query words repeat, and stemming a word in nine languages is not free. */
+const stemCache = new Map<string, Map<string, string[]>>();
+const setKeys = new WeakMap<LanguageSet, string>();
+const STEM_CACHE_SIZE = 20_000;
+
 /** The stems of a lower-case `word` in those of `languages` that stem its script, distinct. */
 export function stemsOf(word: string, languages: LanguageSet): string[] {
+  let key = setKeys.get(languages);
+  if (key === undefined) {
+    key = [...languages].sort().join(",");
+    setKeys.set(languages, key);
+  }
+  let cache = stemCache.get(key);
+  if (cache === undefined) {
+    cache = new Map();
+    stemCache.set(key, cache);
+  }
+  const hit = cache.get(word);
+  if (hit !== undefined) return hit;
+  const stems = computeStems(word, languages);
+  if (cache.size >= STEM_CACHE_SIZE) cache.clear();
+  cache.set(word, stems);
+  return stems;
+}
+
+function computeStems(word: string, languages: LanguageSet): string[] {
   const script = scriptOf(word);
   const out: string[] = [];
   if (script === undefined) return out;

@@ -9,6 +9,15 @@ const MAX_COMPLETIONS = 8;
 const MAX_NEAR = 4;
 /** Weight of a completion is this times (word length / completion length). */
 const PREFIX_WEIGHT = 0.5;
+/** Shortest query word that is completed as a prefix. */
+const PREFIX_MIN_LENGTH = 3;
+/**
+ * A query word held by more than this share of the entries (and more than
+ * {@link PREFIX_COMMON_FLOOR} of them) is not completed: it says little, and its completions
+ * (`the` → `them`, `there`) would add long postings of their own.
+ */
+const PREFIX_MAX_SHARE = 1 / 16;
+const PREFIX_COMMON_FLOOR = 100;
 /** Weights of terms one and two edits away. */
 const FUZZY_WEIGHTS = [1, 0.5, 0.3] as const;
 
@@ -20,7 +29,7 @@ export function maxEdits(length: number): number {
 /**
  * The query words of `query` with the index terms standing for each: the word (weight 1), its
  * stems (`matching.stemWeight`), with `prefix` the shortest completions of a word of at least 3
- * letters, and with `fuzzy`, for a word that matches nothing as it is or by its stems, the terms
+ * letters held by at most 1 in 16 entries (or 100), and with `fuzzy`, for a word that matches nothing as it is or by its stems, the terms
  * a typo or two away. Words none of whose terms are in the index drop out.
  */
 export function queryPlan(
@@ -42,7 +51,12 @@ export function queryPlan(
     push(term, 1);
     for (const stem of stems) push(stem, matching.stemWeight);
     const exact = expansions.length > 0;
-    if (expandable && matching.prefix && term.length >= 3) {
+    if (
+      expandable &&
+      matching.prefix &&
+      term.length >= PREFIX_MIN_LENGTH &&
+      index.df(term) <= Math.max(index.size * PREFIX_MAX_SHARE, PREFIX_COMMON_FLOOR)
+    ) {
       for (const completion of index.vocabulary.completions(term, MAX_COMPLETIONS, has)) {
         push(completion, (PREFIX_WEIGHT * term.length) / completion.length);
       }

@@ -102,7 +102,13 @@ export class TextIndex {
   /** Whether `term` has entries. */
   has(term: string): boolean {
     const id = this.termIds.get(term);
-    return id !== undefined && this.df(id) > 0;
+    return id !== undefined && this.dfOf(id) > 0;
+  }
+
+  /** Number of entries holding `term`. */
+  df(term: string): number {
+    const id = this.termIds.get(term);
+    return id === undefined ? 0 : this.dfOf(id);
   }
 
   /** Adds `doc` (whose key must be free) with its analyzed text; returns its number. */
@@ -214,7 +220,7 @@ export class TextIndex {
       docs.push(doc);
       lengths.push(this.lengths[n]!);
     });
-    const terms = this.terms.filter((_, id) => this.df(id) > 0).sort();
+    const terms = this.terms.filter((_, id) => this.dfOf(id) > 0).sort();
     const counts: number[] = [];
     const sizes: number[] = [];
     const writer = new PostingWriter();
@@ -291,7 +297,7 @@ export class TextIndex {
     return index;
   }
 
-  private df(id: number): number {
+  private dfOf(id: number): number {
     const posting = this.postings[id];
     if (posting !== undefined) return posting.size;
     return this.packed?.counts[id] ?? 0;

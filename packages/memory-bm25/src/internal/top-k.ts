@@ -39,38 +39,48 @@ export interface TopKSource {
 
 const END = 0x7fffffff;
 
-/** A query word's postings with a cursor each. */
+/** A query word's postings with a cursor each, and the smallest entry number under them. */
 class Cursor {
   readonly postings: Posting[] = [];
   readonly factors: number[] = [];
   readonly positions: number[] = [];
   bound = 0;
+  /** The smallest entry number at any of the cursors ({@link END} when all are exhausted). */
+  current = END;
 
-  /** The smallest entry number at any cursor. */
-  current(): number {
+  private update(): void {
     let min = END;
     for (let e = 0; e < this.postings.length; e++) {
       const p = this.postings[e]!;
       const at = this.positions[e]!;
       if (at < p.size && p.docs[at]! < min) min = p.docs[at]!;
     }
-    return min;
+    this.current = min;
+  }
+
+  /** Call once the postings are added. */
+  start(): void {
+    this.update();
   }
 
   /** Moves every cursor to its first entry >= `doc`. */
   seek(doc: number): void {
+    if (this.current >= doc) return;
     for (let e = 0; e < this.postings.length; e++) {
       this.positions[e] = this.postings[e]!.find(doc, this.positions[e]!);
     }
+    this.update();
   }
 
   /** Moves every cursor standing at `doc` past it. */
   pass(doc: number): void {
+    if (this.current !== doc) return;
     for (let e = 0; e < this.postings.length; e++) {
       const at = this.positions[e]!;
       const p = this.postings[e]!;
       if (at < p.size && p.docs[at] === doc) this.positions[e] = at + 1;
     }
+    this.update();
   }
 }
 
@@ -107,7 +117,10 @@ export function topK(source: TopKSource, limit: number, floor: number, relevance
       cursor.positions.push(0);
       if (bound > cursor.bound) cursor.bound = bound;
     }
-    if (cursor.postings.length > 0) cursors.push(cursor);
+    if (cursor.postings.length > 0) {
+      cursor.start();
+      cursors.push(cursor);
+    }
   }
   if (cursors.length === 0) return [];
   cursors.sort((x, y) => x.bound - y.bound);
@@ -125,6 +138,7 @@ export function topK(source: TopKSource, limit: number, floor: number, relevance
   /** Whether an entry scoring at most `bound` can no longer be kept. */
   const hopeless = (bound: number) => (held < limit ? bound < floor : bound <= heapScores[0]!);
   const scoreAt = (cursor: Cursor, doc: number): number => {
+    if (cursor.current !== doc) return 0;
     let best = 0;
     const n = norm(lengths[doc]!);
     for (let e = 0; e < cursor.postings.length; e++) {
@@ -208,7 +222,7 @@ export function topK(source: TopKSource, limit: number, floor: number, relevance
     while (essential < G) {
       let doc = END;
       for (let g = essential; g < G; g++) {
-        const c = cursors[g]!.current();
+        const c = cursors[g]!.current;
         if (c < doc) doc = c;
       }
       if (doc === END) break;

@@ -1,14 +1,16 @@
 /**
  * The index's terms, for the query expansions that look beyond an exact term: completions of a
  * prefix (from a sorted list, kept sorted lazily as terms arrive) and terms within a small edit
- * distance (from per-length buckets with a cheap character-set filter before the distance).
+ * distance (from buckets by length and first letter, with a cheap character-set filter before the
+ * distance). A near term must start with the word's first or second letter: typos rarely hit the
+ * first letter, and a swap of the first two letters is covered.
  */
 export class Vocabulary {
   private sorted: string[] = [];
   /** Terms added since `sorted` was last merged, unsorted. */
   private recent: string[] = [];
-  /** Letter-only terms by length, each with a signature of its characters (see {@link signature}). */
-  private readonly buckets = new Map<number, { terms: string[]; signatures: number[] }>();
+  /** Letter-only terms by length and first letter, each with a signature of its characters (see {@link signature}). */
+  private readonly buckets = new Map<string, { terms: string[]; signatures: number[] }>();
 
   /** A vocabulary over `terms`, which must be sorted (snapshots keep them so). */
   static fromSorted(terms: readonly string[]): Vocabulary {
@@ -68,17 +70,20 @@ export class Vocabulary {
   ): { term: string; edits: number }[] {
     const found: { term: string; edits: number }[] = [];
     const wanted = signature(word);
+    const firsts = word.length > 1 && word[1] !== word[0] ? [word[0]!, word[1]!] : [word[0]!];
     for (let length = word.length - maxEdits; length <= word.length + maxEdits; length++) {
-      const bucket = this.buckets.get(length);
-      if (!bucket) continue;
-      const { terms, signatures } = bucket;
-      for (let i = 0; i < terms.length; i++) {
-        // Each edit changes at most two bits of the signature.
-        if (popcount(signatures[i]! ^ wanted) > 2 * maxEdits) continue;
-        const term = terms[i]!;
-        if (term === word) continue;
-        const edits = boundedDistance(word, term, maxEdits);
-        if (edits <= maxEdits && keep(term)) found.push({ term, edits });
+      for (const first of firsts) {
+        const bucket = this.buckets.get(`${length}:${first}`);
+        if (!bucket) continue;
+        const { terms, signatures } = bucket;
+        for (let i = 0; i < terms.length; i++) {
+          // Each edit changes at most two bits of the signature.
+          if (popcount(signatures[i]! ^ wanted) > 2 * maxEdits) continue;
+          const term = terms[i]!;
+          if (term === word) continue;
+          const edits = boundedDistance(word, term, maxEdits);
+          if (edits <= maxEdits && keep(term)) found.push({ term, edits });
+        }
       }
     }
     return found.sort((a, b) => a.edits - b.edits || (a.term < b.term ? -1 : 1)).slice(0, limit);
@@ -86,10 +91,11 @@ export class Vocabulary {
 
   private bucket(term: string): void {
     if (term.length < 3 || !/^[\p{L}\p{M}]+$/u.test(term)) return;
-    let bucket = this.buckets.get(term.length);
+    const key = `${term.length}:${term[0]}`;
+    let bucket = this.buckets.get(key);
     if (!bucket) {
       bucket = { terms: [], signatures: [] };
-      this.buckets.set(term.length, bucket);
+      this.buckets.set(key, bucket);
     }
     bucket.terms.push(term);
     bucket.signatures.push(signature(term));
