@@ -50,7 +50,7 @@ export interface ArtifactErrorOptions extends OpenRathErrorOptions {
 
 /**
  * An error raised by an artifact store. `details` names the `tenant` and the `digest` involved
- * whenever there is one, so an operator can find the object.
+ * whenever there is one, so an operator can find the object, and repeats `retryable`.
  */
 export class ArtifactError extends OpenRathError {
   declare readonly code: ArtifactErrorCode;
@@ -58,7 +58,9 @@ export class ArtifactError extends OpenRathError {
   readonly retryable: boolean;
 
   constructor(code: ArtifactErrorCode, message: string, options: ArtifactErrorOptions = {}) {
-    super(code, message, options);
-    this.retryable = options.retryable ?? code === "artifact_unavailable";
+    const retryable = options.retryable ?? code === "artifact_unavailable";
+    // Also in details, where the durable runtime reads a step error's retryability.
+    super(code, message, { ...options, details: { ...options.details, retryable } });
+    this.retryable = retryable;
   }
 }

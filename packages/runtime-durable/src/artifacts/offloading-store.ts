@@ -1,6 +1,8 @@
 import type { Chunk } from "@openrath/core";
 import type { CheckpointWrite, MaterializedCheckpoint } from "../contract/records.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
+import { DurableError } from "../errors.js";
+import { ArtifactError } from "./artifact-error.js";
 import type { ArtifactStoreV1 } from "./artifact-store.js";
 import { DEFAULT_OFFLOAD_THRESHOLD_BYTES, needsOffload, offloadChunk, resolveChunk } from "./offload.js";
 
@@ -29,7 +31,8 @@ const TENANT_CACHE = 10_000;
  *
  * The artifact is stored before the row that refers to it is committed, so a crash in between
  * leaves an unreferenced artifact (which {@link collectArtifactGarbage} removes after its grace
- * period), never a row without its content.
+ * period), never a row without its content. An artifact store that cannot be reached during a
+ * write is reported as `store_unavailable`, which workers retry while they hold the lease.
  *
  * @example
  * ```ts
@@ -64,7 +67,20 @@ export function withArtifactOffload(store: RunStoreV1, options: ArtifactOffloadO
     if (!write.newChunks.some((chunk) => needsOffload(chunk, threshold))) return write;
     const t = await tenant();
     const newChunks: Chunk[] = [];
-    for (const chunk of write.newChunks) newChunks.push(await offloadChunk(chunk, t, artifacts, threshold));
+    try {
+      for (const chunk of write.newChunks) newChunks.push(await offloadChunk(chunk, t, artifacts, threshold));
+    } catch (error) {
+      // An artifact store that is down is, for this write, a store that is down: workers retry
+      // `store_unavailable` writes while their lease holds, so the commit goes through once it is back.
+      if (ArtifactError.isInstance(error, "artifact_unavailable")) {
+        throw new DurableError(
+          "store_unavailable",
+          `The artifact store is not reachable, so the checkpoint cannot be written: ${(error as Error).message}`,
+          { cause: error, details: { ...(error as ArtifactError).details, retryable: true } },
+        );
+      }
+      throw error;
+    }
     return { ...write, newChunks };
   }
 
