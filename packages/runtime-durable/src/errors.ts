@@ -24,6 +24,20 @@ import { OpenRathError, type OpenRathErrorOptions } from "@openrath/core";
  * - `store_unavailable`: the store could not be reached (retryable).
  * - `schema_mismatch`: the database schema is older than this code needs, or was altered.
  * - `not_supported`: the backend does not have the capability the call needs.
+ * - `journal_divergence`: a resumed step asked, at a journaled position, for another call than the
+ *   one recorded there (a changed prompt, tool set or code); the run fails closed.
+ * - `journal_conflict`: two calls of one step attempt claimed one journal position (a run scope not
+ *   shared), or a position recorded twice with different requests.
+ * - `run_parked`: the step parked its run (an interrupt, an effect under review); the worker stops
+ *   without writing. Control flow, never stored as a run's error.
+ * - `effect_conflict`: an idempotency key reused with another tool or other arguments, or an effect
+ *   in a state that forbids the write (in flight, under review, ambiguous and unsafe to repeat).
+ * - `effect_not_found` / `effect_not_under_review`: resolving an effect that does not exist or is
+ *   not waiting for review.
+ * - `interrupt_not_found` / `interrupt_decided`: deciding an interrupt that does not exist, or one
+ *   already decided or expired.
+ * - `invalid_decision`: a decision with an unknown kind, no actor, or a payload its schema refuses.
+ * - `interrupt_timeout`: (a run's error) an interrupt expired without a declared default.
  */
 export type DurableErrorCode =
   | "invalid_definition"
@@ -46,7 +60,17 @@ export type DurableErrorCode =
   | "store_unavailable"
   | "schema_mismatch"
   | "not_supported"
-  | "invalid_argument";
+  | "invalid_argument"
+  | "journal_divergence"
+  | "journal_conflict"
+  | "run_parked"
+  | "effect_conflict"
+  | "effect_not_found"
+  | "effect_not_under_review"
+  | "interrupt_not_found"
+  | "interrupt_decided"
+  | "invalid_decision"
+  | "interrupt_timeout";
 
 /** Errors of the durable runtime and its stores; match on {@link DurableError.code}. */
 export class DurableError extends OpenRathError {

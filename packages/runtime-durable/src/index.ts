@@ -87,6 +87,8 @@ export type {
 } from "./definition/types.js";
 export { DurableError, type DurableErrorCode } from "./errors.js";
 export { canonicalJson, sha256 } from "./internal/canonical.js";
+// The step journal, the effect ledger and interrupts (issue 13).
+export * from "./journal/index.js";
 export {
   createDurableRuntime,
   DurableRuntime,

@@ -22,5 +22,6 @@ describeStoreConformance({
     databaseClock: true,
     retention: true,
     tenantLimits: true,
+    journal: true,
   },
 });

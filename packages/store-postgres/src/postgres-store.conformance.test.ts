@@ -20,6 +20,7 @@ if (postgres.available) {
       databaseClock: true,
       retention: true,
       tenantLimits: true,
+      journal: true,
     },
   });
 } else {

@@ -5,6 +5,7 @@ import type { JsonObject } from "@openrath/core";
 import {
   canonicalJson,
   DurableError,
+  type JournalStoreV1,
   type PlanRecord,
   type RunStoreCapabilities,
   type RunStoreV1,
@@ -19,6 +20,8 @@ import { pgliteTransport, pgTransport } from "./signals/transports.js";
 import { referencedArtifacts } from "./store/artifact-references.js";
 import { applyRetention, eraseSession, findSessionHead, loadCheckpoint } from "./store/checkpoints.js";
 import { mapDriverError, type StoreContext, storeContext } from "./store/context.js";
+import { expireInterrupts } from "./store/interrupts.js";
+import { journalStore } from "./store/journal-store.js";
 import { claimRuns, getRun, heartbeat, listRuns, reclaimRuns, submitRun } from "./store/runs.js";
 import {
   appendEvent,
@@ -66,6 +69,7 @@ const CAPABILITIES_SERVER: RunStoreCapabilities = Object.freeze({
   databaseClock: true,
   retention: true,
   tenantLimits: true,
+  journal: true,
 });
 
 const CAPABILITIES_EMBEDDED: RunStoreCapabilities = Object.freeze({
@@ -77,6 +81,8 @@ const CAPABILITIES_EMBEDDED: RunStoreCapabilities = Object.freeze({
 class KyselyRunStore implements RunStoreV1 {
   readonly specVersion = "v1" as const;
   private closed = false;
+  /** The step journal, effect ledger and interrupts (capability `journal`). */
+  readonly journal: JournalStoreV1;
 
   constructor(
     readonly name: string,
@@ -84,7 +90,9 @@ class KyselyRunStore implements RunStoreV1 {
     readonly signals: SignalsV1,
     private readonly c: StoreContext,
     private readonly onClose: () => Promise<void>,
-  ) {}
+  ) {
+    this.journal = journalStore(c, (work) => this.run(work));
+  }
 
   private async run<T>(work: () => Promise<T>): Promise<T> {
     if (this.closed) throw new DurableError("store_unavailable", `The ${this.name} store is closed.`);
@@ -169,7 +177,13 @@ class KyselyRunStore implements RunStoreV1 {
   cancel: RunStoreV1["cancel"] = (runId, input) => this.run(() => cancelRun(this.c, runId, input));
   appendEvent: RunStoreV1["appendEvent"] = (fence, event) =>
     this.run(() => appendEvent(this.c, fence, event));
-  sweep: RunStoreV1["sweep"] = () => this.run(() => sweep(this.c));
+  sweep: RunStoreV1["sweep"] = () =>
+    this.run(async () => {
+      const swept = await sweep(this.c);
+      // Interrupts past their timeout: a default decision requeues the run, none ends it timed_out.
+      const expired = await expireInterrupts(this.c);
+      return { requeued: swept.requeued + expired.decided, timedOut: swept.timedOut + expired.timedOut };
+    });
   applyRetention: RunStoreV1["applyRetention"] = (policies) =>
     this.run(() => applyRetention(this.c, policies));
   eraseSession: RunStoreV1["eraseSession"] = (tenantId, sessionId) =>

@@ -1,3 +1,4 @@
+import type { JournalStoreV1 } from "../journal/journal-store.js";
 import type {
   CheckpointWrite,
   Claim,
@@ -38,6 +39,12 @@ export interface RunStoreCapabilities {
   readonly retention: boolean;
   /** `setTenantLimit` caps concurrently running runs per tenant. */
   readonly tenantLimits: boolean;
+  /**
+   * `journal` holds the step journal, the effect ledger and interrupts ({@link JournalStoreV1}):
+   * agents in steps resume mid-loop, effects are reviewed one by one, steps ask humans. Absent
+   * (a store written for the first release) means false.
+   */
+  readonly journal?: boolean;
 }
 
 /**
@@ -195,6 +202,12 @@ export interface RunStoreV1 {
    * without it cannot be collected by reference.
    */
   referencedArtifacts?(tenantId: string): Promise<ReadonlySet<string>>;
+
+  /**
+   * The step journal, effect ledger and interrupts, when `capabilities.journal` is true: members
+   * added behind a capability, so a store without them stays a valid v1 store.
+   */
+  readonly journal?: JournalStoreV1;
 
   /** Closes connections (and the embedded database). Idempotent. */
   close(): Promise<void>;

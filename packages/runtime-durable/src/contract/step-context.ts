@@ -1,4 +1,4 @@
-import type { JsonValue } from "@openrath/core";
+import type { CallHooks, JsonValue, RunScope } from "@openrath/core";
 import type { Fence } from "./records.js";
 
 /** Structured logging inside a step; lines carry the run, step and attempt. */
@@ -76,6 +76,16 @@ export interface StepContext {
    * this release; extensions read their own key.
    */
   readonly extensions: Readonly<Record<string, unknown>>;
+  /**
+   * The call hooks every agent, selector, compressor and workflow run in the step goes through
+   * (the journal installs them), so `agent.run(session, ctx)` is journaled. Absent without one.
+   */
+  readonly calls?: CallHooks;
+  /**
+   * The step's branch numbering, shared by every run in the step so each call has one journal
+   * position. Absent without a journal.
+   */
+  readonly scope?: RunScope;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { INITIAL } from "./0001-initial.js";
+import { JOURNAL } from "./0002-journal.js";
 
 /** One migration: applied once, in order, recorded with its checksum. */
 export interface Migration {
@@ -18,6 +19,7 @@ export interface Migration {
 /** The migration set, oldest first. Never edit a released migration: add the next one. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: "initial", sql: INITIAL, additive: false },
+  { version: 2, name: "journal", sql: JOURNAL, additive: true },
 ]);
 
 /** SHA-256 of a migration's SQL (with the placeholder), the checksum recorded when it is applied. */

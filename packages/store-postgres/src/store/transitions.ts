@@ -19,13 +19,13 @@ import { type RunRow, type StoreContext, toRun } from "./context.js";
 import { isUuid } from "./runs.js";
 
 /** The fence guard every worker write carries: the lease is current by token, holder and database clock. */
-function fenceGuard(fence: Fence) {
+export function fenceGuard(fence: Fence) {
   return sql`r.id = ${fence.runId} and r.status = 'running' and r.fencing_token = ${fence.token}
     and r.lease_holder = ${fence.workerId} and r.lease_expires_at > now()`;
 }
 
 /** Why a guarded write touched no row, as the coded error the caller gets. */
-async function diagnose(
+export async function diagnose(
   c: StoreContext,
   fence: Fence,
   what: string,

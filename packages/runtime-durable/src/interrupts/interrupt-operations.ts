@@ -1,0 +1,51 @@
+import type { RunRecord } from "../contract/records.js";
+import type { Page } from "../journal/journal-records.js";
+import type { JournalStoreV1 } from "../journal/journal-store.js";
+import type { DecisionInput, InterruptRecord, ListInterruptsQuery } from "./interrupt-records.js";
+
+/** Scope of an operator call: the tenant whose objects it may see (default: the runtime's). */
+export interface OperatorScope {
+  readonly tenantId?: string;
+}
+
+/**
+ * The interrupt inbox of a runtime (`runtime.interrupts`): what operators (the CLI, the Agent
+ * Server, Studio) list and decide. Every call is scoped to one tenant: another tenant's interrupt
+ * is not found.
+ *
+ * @example
+ * ```ts
+ * const { items } = await runtime.interrupts.list();
+ * await runtime.interrupts.decide(items[0].id, { kind: "approve", actor: "ana", reason: "looks right" });
+ * ```
+ */
+export class InterruptOperations {
+  constructor(
+    private readonly journal: () => JournalStoreV1,
+    private readonly tenantId: string,
+  ) {}
+
+  /** Pending interrupts (or `status`), oldest first; pass `nextCursor` back as `cursor` for the next page. */
+  list(query: Partial<ListInterruptsQuery> = {}): Promise<Page<InterruptRecord>> {
+    return this.journal().listInterrupts({ ...query, tenantId: query.tenantId ?? this.tenantId });
+  }
+
+  /** The interrupt, or `undefined`. */
+  get(interruptId: string, scope: OperatorScope = {}): Promise<InterruptRecord | undefined> {
+    return this.journal().getInterrupt(interruptId, scope.tenantId ?? this.tenantId);
+  }
+
+  /**
+   * Decides a pending interrupt and resumes its run (it continues exactly where it asked).
+   *
+   * @throws {DurableError} `interrupt_not_found`, `interrupt_decided`, `invalid_decision`,
+   *   `invalid_transition` — in every case nothing changes.
+   */
+  decide(
+    interruptId: string,
+    decision: DecisionInput,
+    scope: OperatorScope = {},
+  ): Promise<{ readonly interrupt: InterruptRecord; readonly run: RunRecord }> {
+    return this.journal().decideInterrupt(interruptId, decision, scope.tenantId ?? this.tenantId);
+  }
+}

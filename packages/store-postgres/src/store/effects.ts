@@ -1,0 +1,316 @@
+import { randomUUID } from "node:crypto";
+import type { ToolOutcome } from "@openrath/core";
+import {
+  checkResolution,
+  DurableError,
+  EFFECT_STATUSES,
+  type EffectInput,
+  type EffectRecord,
+  type EffectResolutionInput,
+  type Fence,
+  type JournalEntryInput,
+  type ListEffectsQuery,
+  type Page,
+  type RunRecord,
+  resolutionOutcome,
+} from "@openrath/runtime-durable";
+import { sql } from "kysely";
+import type { StoreContext } from "./context.js";
+import { guardCte } from "./journal.js";
+import { afterOf, cursorOf, journalTables, pageLimit, toEffect } from "./journal-rows.js";
+import { changeRun } from "./journal-transitions.js";
+import { isUuid } from "./runs.js";
+import { diagnose } from "./transitions.js";
+
+type Row = Record<string, unknown>;
+
+/** Throws the fence's diagnosis when it is stale; returns when it is current. */
+async function fenceCurrent(c: StoreContext, fence: Fence): Promise<void> {
+  const r = await sql<{ ok: unknown }>`with ${guardCte(c, fence)} select count(*) as ok from guard`.execute(
+    c.db,
+  );
+  if (Number(r.rows[0]?.ok) === 0) await diagnose(c, fence, "write the effect ledger of");
+}
+
+function conflict(message: string, details: Record<string, unknown>): DurableError {
+  return new DurableError("effect_conflict", message, { details });
+}
+
+/** See `JournalStoreV1.beginEffect`. */
+export async function beginEffect(
+  c: StoreContext,
+  fence: Fence,
+  input: EffectInput,
+): Promise<{ effect: EffectRecord; created: boolean }> {
+  const { effects } = journalTables(c);
+  const key = input.idempotencyKey;
+  for (let round = 0; round < 2; round++) {
+    const result = await sql<Row & { created: boolean }>`
+      with ${guardCte(c, fence)},
+      ins as (
+        insert into ${effects} (id, run_id, tenant_id, checkpoint_seq, step_id, position, tool, call_id, effect, idempotency_key,
+          arguments_digest, arguments, status, fencing_token, worker_id, dispatches)
+        select ${randomUUID()}, guard.id, guard.tenant_id, ${input.checkpointSeq}, ${input.stepId}, ${input.position}, ${input.tool},
+          ${input.callId}, ${input.effect}, ${key}, ${input.argumentsDigest}, ${JSON.stringify(input.arguments)}, 'dispatched',
+          ${fence.token}, ${fence.workerId}, 1
+        from guard
+        on conflict do nothing
+        returning *
+      )
+      select ins.*, true as created from ins
+      union all
+      select e.*, false as created from ${effects} e, guard
+      where not exists (select 1 from ins) and e.run_id = guard.id and ${
+        key === null
+          ? sql`e.idempotency_key is null and e.checkpoint_seq = ${input.checkpointSeq} and e.position = ${input.position}`
+          : sql`e.idempotency_key = ${key}`
+      }`.execute(c.db);
+    const row = result.rows[0];
+    if (!row) {
+      // No row: a stale fence, or a concurrent insert of the same key not yet visible to this statement.
+      await fenceCurrent(c, fence);
+      continue;
+    }
+    const effect = toEffect(row);
+    const created = row.created === true || (row.created as unknown) === "t";
+    if (
+      !created &&
+      key !== null &&
+      (effect.tool !== input.tool || effect.argumentsDigest !== input.argumentsDigest)
+    ) {
+      throw conflict(
+        `Idempotency key ${JSON.stringify(key)} of run ${fence.runId} was used by ${effect.tool === input.tool ? "a call" : `tool "${effect.tool}"`} with other arguments; a key names one call.`,
+        {
+          runId: fence.runId,
+          idempotencyKey: key,
+          tool: input.tool,
+          existingTool: effect.tool,
+          effectId: effect.id,
+        },
+      );
+    }
+    return { effect, created };
+  }
+  throw conflict(`The effect at ${input.position} of run ${fence.runId} is being written concurrently.`, {
+    runId: fence.runId,
+    position: input.position,
+  });
+}
+
+/** See `JournalStoreV1.dispatchEffect`. */
+export async function dispatchEffect(c: StoreContext, fence: Fence, effectId: string): Promise<EffectRecord> {
+  const { effects } = journalTables(c);
+  const result = await sql<Row>`
+    with ${guardCte(c, fence)}
+    update ${effects} e set status = 'dispatched', fencing_token = ${fence.token}, worker_id = ${fence.workerId},
+      dispatches = e.dispatches + 1, updated_at = now()
+    from guard
+    where e.id = ${effectId} and e.run_id = guard.id and (
+      e.status in ('prepared', 'failed')
+      or (e.status = 'dispatched' and e.fencing_token < ${fence.token}
+        and (e.effect = 'read_only' or (e.effect = 'idempotent' and e.idempotency_key is not null)))
+    )
+    returning e.*`.execute(c.db);
+  const row = result.rows[0];
+  if (row) return toEffect(row);
+  await fenceCurrent(c, fence);
+  const current = await getEffect(c, effectId);
+  throw conflict(
+    current
+      ? `Effect ${effectId} (${current.tool}) is ${current.status}${current.status === "dispatched" ? ` under token ${current.fencingToken}` : ""}; it cannot be dispatched again here.`
+      : `No effect ${effectId} in run ${fence.runId}.`,
+    { runId: fence.runId, effectId, status: current?.status ?? null },
+  );
+}
+
+/** See `JournalStoreV1.completeEffect`. */
+export async function completeEffect(
+  c: StoreContext,
+  fence: Fence,
+  effectId: string,
+  outcome: ToolOutcome,
+  entry: JournalEntryInput,
+): Promise<EffectRecord> {
+  const t = journalTables(c);
+  const stored = JSON.stringify({ content: outcome.content, isError: outcome.isError });
+  const result = await sql<Row>`
+    with ${guardCte(c, fence)},
+    upd as (
+      update ${t.effects} e set status = ${outcome.isError ? "failed" : "succeeded"}, outcome = ${stored}, updated_at = now()
+      from guard
+      where e.id = ${effectId} and e.run_id = guard.id and e.status = 'dispatched' and e.fencing_token = ${fence.token}
+      returning e.*
+    ),
+    j as (
+      insert into ${t.journal} (run_id, checkpoint_seq, position, kind, fingerprint, label, result, fencing_token)
+      select upd.run_id, ${entry.checkpointSeq}, ${entry.position}, ${entry.kind}, ${entry.fingerprint}, ${entry.label},
+        ${JSON.stringify(entry.result)}, ${fence.token}
+      from upd
+      on conflict do nothing
+    )
+    select upd.* from upd`.execute(c.db);
+  const row = result.rows[0];
+  if (row) return toEffect(row);
+  await fenceCurrent(c, fence);
+  throw conflict(`Effect ${effectId} of run ${fence.runId} is not in flight under token ${fence.token}.`, {
+    runId: fence.runId,
+    effectId,
+  });
+}
+
+/** See `JournalStoreV1.reviewEffect`. */
+export async function reviewEffect(c: StoreContext, fence: Fence, effectId: string): Promise<RunRecord> {
+  const { effects } = journalTables(c);
+  const outcome = await c.db
+    .transaction()
+    .execute(async (tx) => {
+      const marked = await sql<Row>`
+      update ${effects} e set status = 'needs_review', updated_at = now()
+      where e.id = ${effectId} and e.run_id = ${fence.runId}
+        and (e.status = 'needs_review' or (e.status = 'dispatched' and e.fencing_token < ${fence.token}))
+        and exists (select 1 from ${c.t.runs} r where r.id = e.run_id and r.status = 'running' and r.fencing_token = ${fence.token})
+      returning e.*`.execute(tx);
+      const effect = marked.rows[0];
+      if (!effect) return { stale: false as const, effect: undefined, run: undefined };
+      const run = await changeRun(tx, c, {
+        runId: fence.runId,
+        fence,
+        to: "needs_review",
+        type: "run.effect.review",
+        data: {
+          effectId,
+          tool: String(effect.tool),
+          effect: String(effect.effect),
+          reason: "ambiguous_effect",
+        },
+      });
+      if (!run) throw new RollBack();
+      return { stale: false as const, effect, run };
+    })
+    .catch((error) => {
+      if (error instanceof RollBack) return { stale: true as const, effect: undefined, run: undefined };
+      throw error;
+    });
+  if (outcome.run) return outcome.run;
+  await fenceCurrent(c, fence);
+  throw conflict(`Effect ${effectId} of run ${fence.runId} is not an ambiguous effect of an earlier lease.`, {
+    runId: fence.runId,
+    effectId,
+  });
+}
+
+/** Thrown inside a transaction to roll it back when a guard matched nothing. */
+export class RollBack extends Error {}
+
+/** See `JournalStoreV1.getEffect`. */
+export async function getEffect(
+  c: StoreContext,
+  effectId: string,
+  tenantId?: string,
+): Promise<EffectRecord | undefined> {
+  if (!isUuid(effectId)) return undefined;
+  const { effects } = journalTables(c);
+  const r = await sql<Row>`select * from ${effects} where id = ${effectId}
+    ${tenantId === undefined ? sql`` : sql`and tenant_id = ${tenantId}`}`.execute(c.db);
+  return r.rows[0] ? toEffect(r.rows[0]) : undefined;
+}
+
+/** See `JournalStoreV1.listEffects`. */
+export async function listEffects(c: StoreContext, query: ListEffectsQuery): Promise<Page<EffectRecord>> {
+  const { effects } = journalTables(c);
+  const limit = pageLimit(query.limit);
+  const after = afterOf("e", query.cursor);
+  const statuses =
+    query.status === undefined
+      ? ["needs_review"]
+      : Array.isArray(query.status)
+        ? query.status
+        : [query.status];
+  for (const s of statuses) {
+    if (!EFFECT_STATUSES.includes(s)) {
+      throw new DurableError(
+        "invalid_argument",
+        `Effect status ${JSON.stringify(s)} is not one of ${EFFECT_STATUSES.join(", ")}.`,
+      );
+    }
+  }
+  if (query.runId !== undefined && !isUuid(query.runId)) return { items: [], nextCursor: null };
+  const r = await sql<Row>`select * from ${effects}
+    where tenant_id = ${query.tenantId} and seq > ${after} and status in (${sql.join(statuses.map((s) => sql.lit(s)))})
+    ${query.runId === undefined ? sql`` : sql`and run_id = ${query.runId}`}
+    order by seq limit ${limit + 1}`.execute(c.db);
+  const rows = r.rows.slice(0, limit);
+  return {
+    items: rows.map(toEffect),
+    nextCursor: r.rows.length > limit ? cursorOf("e", rows[rows.length - 1]!.seq) : null,
+  };
+}
+
+/** See `JournalStoreV1.resolveEffect`. */
+export async function resolveEffect(
+  c: StoreContext,
+  effectId: string,
+  resolution: EffectResolutionInput,
+  tenantId?: string,
+): Promise<{ effect: EffectRecord; run: RunRecord }> {
+  checkResolution(resolution);
+  const notFound = () =>
+    new DurableError(
+      "effect_not_found",
+      `No effect ${effectId}${tenantId ? ` in tenant ${tenantId}` : ""}.`,
+      {
+        details: { effectId },
+      },
+    );
+  if (!isUuid(effectId)) throw notFound();
+  const { effects } = journalTables(c);
+  const outcome = resolutionOutcome(resolution);
+  return c.db.transaction().execute(async (tx) => {
+    const locked = await sql<Row>`select * from ${effects} where id = ${effectId}
+      ${tenantId === undefined ? sql`` : sql`and tenant_id = ${tenantId}`} for update`.execute(tx);
+    const row = locked.rows[0];
+    if (!row) throw notFound();
+    const before = toEffect(row);
+    if (before.status !== "needs_review") {
+      throw new DurableError(
+        "effect_not_under_review",
+        `Effect ${effectId} (${before.tool}) is ${before.status}, not under review; only effects under review are resolved.`,
+        { details: { effectId, status: before.status } },
+      );
+    }
+    const status = resolution.kind === "retry" ? "prepared" : resolution.kind;
+    const updated = await sql<Row>`
+      update ${effects} set status = ${status}, outcome = ${outcome ? JSON.stringify(outcome) : null},
+        resolution = (${JSON.stringify(resolution)}::jsonb || jsonb_build_object('at', (extract(epoch from now()) * 1000)::bigint))::text,
+        updated_at = now()
+      where id = ${effectId} returning *`.execute(tx);
+    const left = await sql<{ n: unknown }>`select count(*) as n from ${effects}
+      where run_id = ${before.runId} and status = 'needs_review'`.execute(tx);
+    const remaining = Number(left.rows[0]?.n ?? 0);
+    const data = {
+      effectId,
+      tool: before.tool,
+      kind: resolution.kind,
+      actor: resolution.actor,
+      ...(resolution.reason !== undefined ? { reason: resolution.reason } : {}),
+      remaining,
+    };
+    const resumed =
+      remaining === 0
+        ? await changeRun(tx, c, {
+            runId: before.runId,
+            from: ["needs_review"],
+            to: "queued",
+            type: "run.effect.resolved",
+            data,
+          })
+        : undefined;
+    const run =
+      resumed ?? (await changeRun(tx, c, { runId: before.runId, type: "run.effect.resolved", data }));
+    if (!run)
+      throw new DurableError("run_not_found", `No run ${before.runId}.`, {
+        details: { runId: before.runId },
+      });
+    return { effect: toEffect(updated.rows[0]!), run };
+  });
+}

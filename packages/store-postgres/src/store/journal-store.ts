@@ -1,0 +1,48 @@
+import type { JournalStoreV1 } from "@openrath/runtime-durable";
+import type { StoreContext } from "./context.js";
+import {
+  beginEffect,
+  completeEffect,
+  dispatchEffect,
+  getEffect,
+  listEffects,
+  resolveEffect,
+  reviewEffect,
+} from "./effects.js";
+import {
+  decideInterrupt,
+  expireInterrupts,
+  getInterrupt,
+  listInterrupts,
+  raiseInterrupt,
+  stepInterrupts,
+} from "./interrupts.js";
+import { openStep, recordEntry } from "./journal.js";
+
+/**
+ * The store's {@link JournalStoreV1}: the same SQL on PostgreSQL and PGlite. `run` is the store's
+ * guard (closed store, driver errors mapped to `store_unavailable`).
+ */
+export function journalStore(
+  c: StoreContext,
+  run: <T>(work: () => Promise<T>) => Promise<T>,
+): JournalStoreV1 {
+  return Object.freeze({
+    specVersion: "v1" as const,
+    openStep: (fence) => run(() => openStep(c, fence)),
+    record: (fence, entry) => run(() => recordEntry(c, fence, entry)),
+    beginEffect: (fence, input) => run(() => beginEffect(c, fence, input)),
+    dispatchEffect: (fence, id) => run(() => dispatchEffect(c, fence, id)),
+    completeEffect: (fence, id, outcome, entry) => run(() => completeEffect(c, fence, id, outcome, entry)),
+    reviewEffect: (fence, id) => run(() => reviewEffect(c, fence, id)),
+    raiseInterrupt: (fence, input) => run(() => raiseInterrupt(c, fence, input)),
+    getEffect: (id, tenantId) => run(() => getEffect(c, id, tenantId)),
+    listEffects: (query) => run(() => listEffects(c, query)),
+    resolveEffect: (id, resolution, tenantId) => run(() => resolveEffect(c, id, resolution, tenantId)),
+    getInterrupt: (id, tenantId) => run(() => getInterrupt(c, id, tenantId)),
+    listInterrupts: (query) => run(() => listInterrupts(c, query)),
+    decideInterrupt: (id, decision, tenantId) => run(() => decideInterrupt(c, id, decision, tenantId)),
+    expireInterrupts: () => run(() => expireInterrupts(c)),
+    stepInterrupts: (runId, seq) => run(() => stepInterrupts(c, runId, seq)),
+  } satisfies JournalStoreV1);
+}
