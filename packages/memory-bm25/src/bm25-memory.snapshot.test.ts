@@ -9,7 +9,6 @@ import {
   type Bm25MemoryWarning,
   bm25Memory,
 } from "./bm25-memory.js";
-import { letterEmbed } from "./internal/letter-embed.test-helper.js";
 import { decodeSnapshot, encodeSnapshot } from "./internal/snapshot-file.js";
 
 const planner = { tenant: "acme", user: "ann", agent: "planner" };

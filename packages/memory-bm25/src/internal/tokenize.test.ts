@@ -121,9 +121,7 @@ describe("tokenize", () => {
     const started = performance.now();
     const tokens = tokenize(text, "index");
     expect(performance.now() - started).toBeLessThan(5_000);
-    expect(tokens).toEqual(
-      words.flatMap((w) => [w, w.replace(/\d+$/, ""), w.replace(/^word/, "")]).filter((t, i) => i % 3 === 0),
-    );
+    expect(tokens).toEqual(words);
     const chinese = "我喜欢喝咖啡".repeat(500);
     expect(tokenize(chinese, "index").filter((t) => t === "咖啡")).toHaveLength(500);
   });
