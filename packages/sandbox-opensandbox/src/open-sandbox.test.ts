@@ -302,6 +302,31 @@ describe.skipIf(!bubblewrap.available)(`faults against the fake server (${bubble
     expect((await sandbox.exec("echo fine")).stdout).toBe("fine\n");
   });
 
+  it("interrupts a command whose stream broke, so it does not go on running (and writing) on the server", async () => {
+    const sandbox = await open();
+    fake.control.dropStream({ afterEvents: 2 });
+    await rejection(sandbox.exec("echo started; sleep 2; echo late > late.txt"), "sandbox_transport");
+    const execd = fake.sandboxes.get(sandbox.id)!.execd;
+    expect(execd.interrupted.length, "the broken command was not interrupted").toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(await sandbox.exists("late.txt"), "the command kept running after its stream broke").toBe(false);
+  });
+
+  it("caps one huge output line like any output: the event line buffer is bounded", async () => {
+    const sandbox = await open();
+    let received = 0;
+    const result = await sandbox.exec("head -c 12000000 /dev/zero | tr '\\000' x; echo; echo after", {
+      maxOutputBytes: 1000,
+      onStdout: (text) => {
+        received += text.length;
+      },
+    });
+    expect(result.truncated).toBe(true);
+    // 12,000,000 x, a newline, "after" and a newline: 12,000,007 bytes, 1000 kept.
+    expect(result.stdout).toBe(`${"x".repeat(1000)}\n[output truncated: 11999007 more bytes not shown]\n`);
+    expect(received).toBeLessThan(1100);
+  });
+
   it("a dropped /code stream is sandbox_transport too", async () => {
     const sandbox = await open();
     fake.control.dropStream({ route: "/code" });

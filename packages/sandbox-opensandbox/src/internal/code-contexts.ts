@@ -27,8 +27,8 @@ function runCell(
   stderr: OutputBuffer,
 ): Promise<ExecResult> {
   const push = (buffer: OutputBuffer, event: ExecdEvent) => {
+    if (typeof event.text === "string") buffer.push(event.text);
     if (event.oversizedBytes !== undefined) buffer.skip(event.oversizedBytes);
-    else if (typeof event.text === "string") buffer.push(event.text);
   };
   return runStream(
     {

@@ -122,10 +122,10 @@ class ExactLines {
     if (chunk !== "") this.out.push(chunk);
   }
 
-  /** A line too long to keep: counted as cut output. */
-  oversized(bytes: number): void {
+  /** A line too long to keep: its start as output, the rest counted as cut. */
+  oversized(head: string, bytes: number): void {
     if (this.done) return;
-    if (this.started) this.out.push("\n");
+    this.out.push((this.started ? "\n" : "") + head);
     this.started = true;
     this.out.skip(bytes);
   }
@@ -176,7 +176,8 @@ export function runCommand(ctx: RunContext, line: string, options: RunOptions): 
         ),
       onEvent(event) {
         const target = event.type === "stdout" ? out : event.type === "stderr" ? err : undefined;
-        if (target && event.oversizedBytes !== undefined) target.oversized(event.oversizedBytes);
+        if (target && event.oversizedBytes !== undefined)
+          target.oversized(event.text ?? "", event.oversizedBytes);
         else if (target && typeof event.text === "string") target.line(event.text);
         else if (event.type === "execution_complete") return { code: 0 };
         else if (event.type === "error") return exitOf(event.error);

@@ -13,7 +13,8 @@ export interface ExecdEvent {
   };
   /**
    * Set (by this parser, never by execd) on an event whose line was longer than the parser keeps:
-   * the line's length in bytes. Its `text` is absent; the type is read from the line's start.
+   * `text` is then the start of the event's text (what fitted) and this is about how much of it
+   * was dropped (exact for text without JSON escapes). The type is read from the line's start.
    */
   readonly oversizedBytes?: number;
 }
@@ -59,8 +60,32 @@ export async function* parseEventStream(
   const reader = body.getReader();
   const decoder = new TextDecoder("utf-8");
   let buffer = "";
-  /** While skipping an oversized line: its type and its length so far. */
-  let skipping: { type: string; bytes: number } | undefined;
+  /** While skipping an oversized line: its type, the start of its text, and the characters dropped. */
+  let skipping: { type: string; text: string; dropped: number } | undefined;
+  const startSkipping = (head: string) => {
+    const type = /"type"\s*:\s*"([a-z_]+)"/.exec(head.slice(0, 200))?.[1] ?? "unknown";
+    const at = /"text"\s*:\s*"/.exec(head);
+    const raw = at ? head.slice(at.index + at[0].length) : "";
+    // The kept head of the text: decoded as far as it parses (a cut escape is left out).
+    let text = "";
+    for (let end = raw.length; end > raw.length - 12 && end > 0; end--) {
+      try {
+        text = JSON.parse(`"${raw.slice(0, end)}"`) as string;
+        break;
+      } catch {
+        // A cut escape sequence or a quote that ends the text: try a little shorter.
+      }
+    }
+    skipping = { type, text, dropped: raw.length - JSON.stringify(text).length + 2 };
+  };
+  /** The oversized event, once its line ended with `tail`. */
+  const endSkipping = (tail: string): ExecdEvent => {
+    const suffix = /"\s*,\s*"timestamp"\s*:\s*\d+\s*}\s*$/.exec(tail);
+    const dropped = skipping!.dropped + (suffix ? suffix.index : tail.length);
+    const event = { type: skipping!.type, text: skipping!.text, oversizedBytes: Math.max(dropped, 0) };
+    skipping = undefined;
+    return event;
+  };
   try {
     for (;;) {
       const { value, done } = await reader.read();
@@ -70,26 +95,24 @@ export async function* parseEventStream(
       while (newline >= 0) {
         const line = buffer.slice(0, newline);
         buffer = buffer.slice(newline + 1);
-        if (skipping) {
-          yield { type: skipping.type, oversizedBytes: skipping.bytes + line.length };
-          skipping = undefined;
-        } else {
+        if (skipping) yield endSkipping(line);
+        else {
           const event = parseLine(line);
           if (event) yield event;
         }
         newline = buffer.indexOf("\n");
       }
       if (buffer.length > maxLineBytes) {
-        if (!skipping) {
-          const type = /"type"\s*:\s*"([a-z_]+)"/.exec(buffer.slice(0, 200))?.[1] ?? "unknown";
-          skipping = { type, bytes: 0 };
-        }
-        skipping.bytes += buffer.length;
-        buffer = "";
+        if (!skipping) startSkipping(buffer);
+        else skipping.dropped += buffer.length;
+        // Keep the end: it may hold the start of the closing suffix.
+        const keep = buffer.slice(-64);
+        skipping!.dropped -= keep.length;
+        buffer = keep;
       }
     }
     buffer += decoder.decode();
-    if (skipping) yield { type: skipping.type, oversizedBytes: skipping.bytes + buffer.length };
+    if (skipping) yield endSkipping(buffer);
     else {
       const last = parseLine(buffer);
       if (last) yield last;

@@ -614,7 +614,10 @@ export class FakeExecd {
       if (startError) {
         this.finish(record, 1, null);
         writer.write(
-          { type: "error", error: { ename: "CommandExecError", evalue: startError.message, traceback: [] } },
+          {
+            type: "error",
+            error: { ename: "CommandExecError", evalue: startError.message, traceback: [startError.message] },
+          },
           true,
         );
       } else {
@@ -701,12 +704,23 @@ export class FakeExecd {
     this.interrupted.push(id);
     record.killedBy = "interrupt";
     const child = record.child;
+    // As execd's killPid: SIGTERM to the process group, probe it for up to 3 s, then SIGKILL, and
+    // only then answer. Only the group: a descendant that left it (setsid) is not signalled.
     killGroup(child, "SIGTERM");
-    const escalate = setTimeout(() => {
-      if (record.running) killGroup(child, "SIGKILL");
-    }, 3000);
-    escalate.unref();
-    sendEmpty(res, 200);
+    void (async () => {
+      const gone = () => {
+        try {
+          process.kill(-child.pid!, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      };
+      const deadline = Date.now() + 3000;
+      while (!gone() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      if (!gone()) killGroup(child, "SIGKILL");
+      sendEmpty(res, 200);
+    })();
   }
 
   private commandStatus(res: ServerResponse, id: string) {
@@ -716,16 +730,17 @@ export class FakeExecd {
       id: record.id,
       content: record.content,
       running: record.running,
-      exit_code: record.exitCode,
+      // Go's omitempty on pointers: absent (not null) until the command finished.
+      ...(record.exitCode !== null ? { exit_code: record.exitCode } : {}),
       ...(record.error ? { error: record.error } : {}),
       started_at: record.startedAt.toISOString(),
-      finished_at: record.finishedAt ? record.finishedAt.toISOString() : null,
+      ...(record.finishedAt ? { finished_at: record.finishedAt.toISOString() } : {}),
     });
   }
 
   private commandLogs(res: ServerResponse, id: string, query: URLSearchParams) {
     const record = this.commands.get(id);
-    if (!record) return execdError(res, 404, "INVALID_REQUEST_BODY", `command ${id} not found`);
+    if (!record) return execdError(res, 400, "INVALID_REQUEST_BODY", `command ${id} not found`);
     const text = Buffer.concat(record.output).toString("utf8");
     const lines = text.split(/(?<=\n)/).filter((l) => l !== "");
     // A partial last line is only served once the command finished; until then it may still grow.
@@ -757,7 +772,8 @@ export class FakeExecd {
       ...(typeof body.cwd === "string" ? { cwd: body.cwd } : {}),
     };
     this.contexts.set(context.id, context);
-    sendJson(res, 200, { id: context.id, language });
+    // The request is echoed back (omitempty fields left out), as execd's CodeContext embeds it.
+    sendJson(res, 200, { id: context.id, language, ...(context.cwd ? { cwd: context.cwd } : {}) });
   }
 
   private listContexts(res: ServerResponse, query: URLSearchParams) {
@@ -898,7 +914,8 @@ export class FakeExecd {
       if (message.text !== undefined) writer.write({ type: "result", results: { text: message.text } });
       if (message.error) writer.write({ type: "error", error: message.error }, true);
       else writer.write({ type: "execution_complete", execution_time: Date.now() - started }, true);
-      writer.end(this.options.gracefulDelayMs);
+      // Unlike /command, the /code stream ends right after its terminal event.
+      writer.end(0);
     };
     // Jupyter streams raw chunks with their newlines; no line splitting here.
     kernel.onMessage = (message) => {

@@ -65,12 +65,19 @@ describe("fake OpenSandbox: lifecycle", () => {
     return { response, body: (await wire(response)) as Record<string, unknown> };
   };
 
-  it("health answers without a key", async () => {
-    for (const path of ["/health", "/v1/health"]) {
-      const response = await fetch(`${fake.url}${path}`);
-      expect(response.status).toBe(200);
-      expect(await wire(response)).toEqual({ status: "healthy" });
-    }
+  it("health answers without a key at /health, and only there (not under /v1)", async () => {
+    const response = await fetch(`${fake.url}/health`);
+    expect(response.status).toBe(200);
+    expect(await wire(response)).toEqual({ status: "healthy" });
+    const prefixed = await fetch(`${fake.url}/v1/health`, { headers: { "OPEN-SANDBOX-API-KEY": "key" } });
+    expect(prefixed.status).toBe(404);
+  });
+
+  it("create answers 202 with a Location header naming the new sandbox", async () => {
+    const { response, body } = await create();
+    expect(response.status).toBe(202);
+    expect(response.headers.get("location")).toBe(`/v1/sandboxes/${body.id}`);
+    await api(`/sandboxes/${body.id}`, { method: "DELETE" });
   });
 
   it("E1: a missing or wrong API key is a 401 with its code", async () => {
@@ -388,7 +395,13 @@ describe.skipIf(!bubblewrap.available)(`fake OpenSandbox: execd (${bubblewrap.re
     expect(events.map((f) => f.type)).toEqual(["init", "execution_complete"]);
     const commandId = events[0]!.text!;
     const running = await wire(await execd(`/command/status/${commandId}`));
-    expect(running).toMatchObject({ id: commandId, running: true, exit_code: null, finished_at: null });
+    expect(running).toMatchObject({ id: commandId, running: true });
+    // Go's omitempty: absent, not null, while the command runs.
+    expect(running).not.toHaveProperty("exit_code");
+    expect(running).not.toHaveProperty("finished_at");
+    const unknown = await execd("/command/no-such-id/logs?cursor=0");
+    expect(unknown.status).toBe(400);
+    expect(await wire(unknown)).toMatchObject({ code: "INVALID_REQUEST_BODY" });
     await command({ command: "touch /workspace/go" });
     let status = await wire(await execd(`/command/status/${commandId}`));
     for (let i = 0; i < 100 && status.running; i++) {
@@ -519,10 +532,14 @@ describe.skipIf(!bubblewrap.available)(`fake OpenSandbox: execd (${bubblewrap.re
       await execd("/code/context", {
         method: "POST",
         headers: json,
-        body: JSON.stringify({ language: "python" }),
+        body: JSON.stringify({ language: "python", cwd: "/workspace" }),
       }),
     );
-    expect(context).toEqual({ id: expect.any(String), language: "python" });
+    expect(context, "the request is echoed back, cwd included").toEqual({
+      id: expect.any(String),
+      language: "python",
+      cwd: "/workspace",
+    });
     const run = async (code: string) =>
       content(
         frames(

@@ -502,7 +502,7 @@ export async function startFakeOpenSandbox(options: FakeOpenSandboxOptions = {})
     await startExecd(sandbox);
     sandboxes.set(id, sandbox);
     created.push(id);
-    send(202, sandboxJson(sandbox, false));
+    send(202, sandboxJson(sandbox, false), { Location: `/v1/sandboxes/${id}` });
   };
 
   const list = (url: URL, send: Send) => {
@@ -623,9 +623,10 @@ export async function startFakeOpenSandbox(options: FakeOpenSandboxOptions = {})
     const url = new URL(req.url ?? "/", "http://lifecycle");
     const method = req.method ?? "GET";
     const requestId = (req.headers["x-request-id"] as string | undefined) ?? randomUUID();
-    const send: Send = (status, body) => {
-      if (status === 204 || body === undefined) sendEmpty(res, status, { "X-Request-ID": requestId });
-      else sendJson(res, status, body, { "X-Request-ID": requestId });
+    const send: Send = (status, body, headers = {}) => {
+      if (status === 204 || body === undefined)
+        sendEmpty(res, status, { "X-Request-ID": requestId, ...headers });
+      else sendJson(res, status, body, { "X-Request-ID": requestId, ...headers });
     };
     res.on("close", () =>
       requests.push({ method, path: url.pathname, status: res.statusCode, server: "lifecycle" }),
@@ -642,7 +643,8 @@ export async function startFakeOpenSandbox(options: FakeOpenSandboxOptions = {})
       return sandbox.execd.handle(req, res, proxied[3] ?? "/", url.searchParams);
     }
     const path = url.pathname.replace(/^\/v1(?=\/|$)/, "") || "/";
-    if (path === "/health") {
+    // /health is mounted at the root only (the routers, not it, are mounted at / and /v1).
+    if (url.pathname === "/health") {
       if (method !== "GET") return send(405, { detail: "Method Not Allowed" });
       return send(200, { status: "healthy" });
     }
@@ -801,7 +803,7 @@ export async function startFakeOpenSandbox(options: FakeOpenSandboxOptions = {})
   };
 }
 
-type Send = (status: number, body?: unknown) => void;
+type Send = (status: number, body?: unknown, headers?: Record<string, string>) => void;
 
 function pickScript(options: FakeOpenSandboxOptions): FakeSandboxScript {
   return {
