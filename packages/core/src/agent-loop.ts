@@ -5,7 +5,6 @@ import { SANDBOX_TOOLS } from "./builtin-tools.js";
 import { BRANCH_EXTRA, type Branch, branchLabel, type CallPosition, REQUEST_EXTRA } from "./call-position.js";
 import type { AssistantChunk, Chunk, ChunkInput, Message } from "./chunk.js";
 import { OpenRathError } from "./errors.js";
-import { AbortWatch } from "./internal/abort.js";
 import type { JsonValue } from "./json.js";
 import { callModel } from "./model-call.js";
 import type { ProviderDelta, ProviderRequest, ProviderResponse, ProviderV1 } from "./provider.js";
@@ -19,7 +18,7 @@ import {
 } from "./request-fingerprint.js";
 import type { Session } from "./session.js";
 import { type Tool, toolSpecs } from "./tool.js";
-import { ABANDONED_TOOL, dispatch, toolCallsRun } from "./tool-dispatch.js";
+import { dispatch, toolCallsRun } from "./tool-dispatch.js";
 
 /** What the loop needs of its agent. */
 export interface LoopAgent {
@@ -87,24 +86,6 @@ export async function runLoop(
   run: RunOptions,
   streaming: boolean,
   branch: Branch,
-): Promise<Session> {
-  // One abort listener for all of the run's tool calls (none when nothing can abort the run).
-  const watch = run.signal ? new AbortWatch(run.signal, () => ABANDONED_TOOL) : undefined;
-  try {
-    return await loop(agent, config, input, run, streaming, branch, watch);
-  } finally {
-    watch?.close();
-  }
-}
-
-async function loop(
-  agent: LoopAgent,
-  config: AgentOptions,
-  input: Session,
-  run: RunOptions,
-  streaming: boolean,
-  branch: Branch,
-  watch: AbortWatch | undefined,
 ): Promise<Session> {
   const author = run.path ? `${run.path}/${agent.name}` : agent.name;
   const emit = run.onEvent ?? ignore;
@@ -221,7 +202,7 @@ async function loop(
       admitted,
       hooks: run.calls,
       position,
-      race: watch,
+      race: run.signal,
     });
     const before = out.length;
     out = out.append(...results);

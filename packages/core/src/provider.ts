@@ -267,25 +267,21 @@ export async function callProvider(
         signal,
         aborted,
       );
-      try {
-        for (;;) {
-          const next = await reader.next();
-          if (next.done) {
-            throw new ProviderError(
-              "provider_stream",
-              `The "${provider.name}" stream ended without a final response.`,
-              {
-                retryable: !started,
-              },
-            );
-          }
-          const delta = next.value;
-          if (delta.type === "response") return delta.response;
-          started = true;
-          onDelta(delta);
+      for (;;) {
+        const next = await reader.next();
+        if (next.done) {
+          throw new ProviderError(
+            "provider_stream",
+            `The "${provider.name}" stream ended without a final response.`,
+            {
+              retryable: !started,
+            },
+          );
         }
-      } finally {
-        reader.close();
+        const delta = next.value;
+        if (delta.type === "response") return delta.response;
+        started = true;
+        onDelta(delta);
       }
     } catch (error) {
       if (

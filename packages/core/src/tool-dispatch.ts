@@ -2,7 +2,7 @@ import type { AgentEvent, CallHooks, ToolDispatch, ToolOutcome, ToolRunOverride 
 import type { CallPosition } from "./call-position.js";
 import type { ChunkInput, ToolCall } from "./chunk.js";
 import { OpenRathError } from "./errors.js";
-import type { AbortWatch } from "./internal/abort.js";
+import { raceAbort } from "./internal/abort.js";
 import type { Session } from "./session.js";
 import { parseToolArguments, projectToolResult, type Tool, toolErrorContent } from "./tool.js";
 import { type ToolPolicy, toolPolicyDenial } from "./tool-policy.js";
@@ -22,8 +22,8 @@ export interface DispatchContext {
   readonly hooks: CallHooks | undefined;
   /** The branch and model call whose reply asked for these tools. */
   readonly position: CallPosition;
-  /** Races running tools against the run's abort (none when nothing can abort the run). */
-  readonly race: AbortWatch | undefined;
+  /** The signal running tools are raced against (none when nothing can abort the run). */
+  readonly race: AbortSignal | undefined;
 }
 
 type Prepared =
@@ -31,7 +31,8 @@ type Prepared =
   | { readonly ready: false; readonly outcome: ToolOutcome };
 
 /** What a raced tool call rejects with when the run is aborted while it runs. */
-export const ABANDONED_TOOL = Symbol("abandoned");
+const ABANDONED_TOOL = Symbol("abandoned");
+const abandoned = () => ABANDONED_TOOL;
 
 const failed = (content: string): ToolOutcome => ({ content, isError: true });
 
@@ -285,7 +286,7 @@ async function runTool(
         emit: (data) => ctx.emit({ type: "tool_progress", agent: ctx.agent, callId: call.id, name, data }),
       }),
     );
-    const value = await (ctx.race ? ctx.race.race(running) : running);
+    const value = await raceAbort(running, ctx.race, abandoned);
     return { content: projectToolResult(value, p.tool.maxResultChars), isError: false };
   } catch (error) {
     if (error === ABANDONED_TOOL) {

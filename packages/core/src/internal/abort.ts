@@ -1,4 +1,43 @@
 /**
+ * Races promises against an AbortSignal with one listener per signal, shared by every race on it
+ * (an agent run races each model call, each streamed delta and each tool call): Node's
+ * `addEventListener` costs far more than a race, and a signal reused for many runs would otherwise
+ * collect listeners. The watch lives as long as its signal (a WeakMap keyed by it).
+ */
+class AbortWatch {
+  private readonly pending = new Map<(error: unknown) => void, () => unknown>();
+
+  constructor(signal: AbortSignal) {
+    signal.addEventListener(
+      "abort",
+      () => {
+        for (const [reject, onAbort] of this.pending) reject(onAbort());
+        this.pending.clear();
+      },
+      { once: true },
+    );
+  }
+
+  race<T>(promise: Promise<T>, onAbort: () => unknown): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(reject, onAbort);
+      promise.then(
+        (value) => {
+          this.pending.delete(reject);
+          resolve(value);
+        },
+        (error) => {
+          this.pending.delete(reject);
+          reject(error);
+        },
+      );
+    });
+  }
+}
+
+const watches = new WeakMap<AbortSignal, AbortWatch>();
+
+/**
  * `promise`, or a rejection with `onAbort()` as soon as `signal` fires, whichever comes first: an
  * abort returns promptly even when the work behind `promise` ignores the signal. Without a signal,
  * `promise` itself.
@@ -13,105 +52,33 @@ export function raceAbort<T>(
     promise.catch(() => {});
     return Promise.reject(onAbort());
   }
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(onAbort());
-    signal.addEventListener("abort", abort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", abort);
-        resolve(value);
-      },
-      (error) => {
-        signal.removeEventListener("abort", abort);
-        reject(error);
-      },
-    );
-  });
+  let watch = watches.get(signal);
+  if (!watch) {
+    watch = new AbortWatch(signal);
+    watches.set(signal, watch);
+  }
+  return watch.race(promise, onAbort);
 }
 
 /**
- * Reads an async iterator with one abort listener for the whole read (not one per item): `next()`
- * rejects with `onAbort()` as soon as `signal` fires, even if the iterator never settles, and asks
- * the iterator to wind down without waiting for it. Call `close()` when done.
+ * Reads an async iterator so that `next()` rejects with `onAbort()` as soon as `signal` fires,
+ * even if the iterator never settles, and asks the iterator to wind down without waiting for it.
  */
 export class AbortableReader<T> {
-  private reject: ((error: unknown) => void) | undefined;
-  private readonly onAbortEvent: (() => void) | undefined;
+  private readonly aborted: () => unknown;
 
   constructor(
     private readonly iterator: AsyncIterator<T>,
     private readonly signal: AbortSignal | undefined,
-    private readonly onAbort: () => unknown,
+    onAbort: () => unknown,
   ) {
-    if (signal) {
-      this.onAbortEvent = () => {
-        void Promise.resolve(iterator.return?.()).catch(() => {});
-        this.reject?.(onAbort());
-      };
-      signal.addEventListener("abort", this.onAbortEvent, { once: true });
-    }
+    this.aborted = () => {
+      void Promise.resolve(iterator.return?.()).catch(() => {});
+      return onAbort();
+    };
   }
 
   next(): Promise<IteratorResult<T>> {
-    if (!this.signal) return this.iterator.next();
-    if (this.signal.aborted) return Promise.reject(this.onAbort());
-    return new Promise((resolve, reject) => {
-      this.reject = reject;
-      this.iterator.next().then(resolve, reject);
-    });
-  }
-
-  close(): void {
-    if (this.onAbortEvent) this.signal!.removeEventListener("abort", this.onAbortEvent);
-    this.reject = undefined;
-  }
-}
-
-/**
- * Races many promises against one signal with a single listener (registered on first use, removed
- * by `close()`): an agent run races every tool call this way instead of adding a listener per call.
- */
-export class AbortWatch {
-  private readonly pending = new Set<(error: unknown) => void>();
-  private listening = false;
-  private readonly onAbortEvent = () => {
-    for (const reject of this.pending) reject(this.onAbort());
-    this.pending.clear();
-  };
-
-  constructor(
-    private readonly signal: AbortSignal,
-    private readonly onAbort: () => unknown,
-  ) {}
-
-  /** `promise`, or a rejection with `onAbort()` as soon as the signal fires. */
-  race<T>(promise: Promise<T>): Promise<T> {
-    if (this.signal.aborted) {
-      promise.catch(() => {});
-      return Promise.reject(this.onAbort());
-    }
-    if (!this.listening) {
-      this.listening = true;
-      this.signal.addEventListener("abort", this.onAbortEvent, { once: true });
-    }
-    return new Promise<T>((resolve, reject) => {
-      this.pending.add(reject);
-      promise.then(
-        (value) => {
-          this.pending.delete(reject);
-          resolve(value);
-        },
-        (error) => {
-          this.pending.delete(reject);
-          reject(error);
-        },
-      );
-    });
-  }
-
-  /** Removes the listener. */
-  close(): void {
-    if (this.listening) this.signal.removeEventListener("abort", this.onAbortEvent);
-    this.listening = false;
+    return raceAbort(this.iterator.next(), this.signal, this.aborted);
   }
 }
