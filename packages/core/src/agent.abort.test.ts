@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import {
   Agent,
   AgentRunError,
@@ -197,6 +198,27 @@ describe("aborts with tools and providers that ignore the signal", () => {
     }
     expect((error as AgentRunError).code).toBe("aborted");
   }, 5000);
+});
+
+describe("a signal shared by many runs", () => {
+  it("holds one abort listener however many runs, calls and tools race against it", async () => {
+    const { tool } = counted();
+    const controller = new AbortController();
+    const agent = new Agent({
+      name: "a",
+      provider: new ScriptedProvider((_r, call) =>
+        call % 2 === 0 ? { toolCalls: [{ name: "tick" }] } : { text: "ok" },
+      ),
+      tools: [tool],
+    });
+    for (let i = 0; i < 20; i++) {
+      await agent.run(Session.fromUserMessage("go"), { signal: controller.signal });
+      for await (const _ of agent.stream(Session.fromUserMessage("go"), { signal: controller.signal })) {
+        // drain
+      }
+    }
+    expect(getEventListeners(controller.signal, "abort").length).toBeLessThanOrEqual(1);
+  });
 });
 
 describe("the call seam (RunOptions.calls)", () => {
