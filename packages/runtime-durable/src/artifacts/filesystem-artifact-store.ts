@@ -308,7 +308,7 @@ function errno(error: unknown): string | undefined {
 }
 
 /** The error of a missing object, naming its digest. */
-export function notFound(tenant: string, digest: string): ArtifactError {
+function notFound(tenant: string, digest: string): ArtifactError {
   return new ArtifactError(
     "artifact_not_found",
     `Artifact ${digest} of tenant ${tenant} does not exist (never stored, deleted, or removed behind the store's back).`,
