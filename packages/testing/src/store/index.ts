@@ -3,7 +3,10 @@ import { describe, expect, it } from "vitest";
 import { capabilitiesSuite } from "./capabilities.suite.js";
 import { checkpointsSuite } from "./checkpoints.suite.js";
 import { claimsSuite } from "./claims.suite.js";
+import { effectsSuite } from "./effects.suite.js";
 import { eventsSuite } from "./events.suite.js";
+import { interruptsSuite } from "./interrupts.suite.js";
+import { journalSuite } from "./journal.suite.js";
 import { leasesSuite } from "./leases.suite.js";
 import { retentionSuite } from "./retention.suite.js";
 import { schedulingSuite } from "./scheduling.suite.js";
@@ -37,7 +40,8 @@ export interface StoreConformanceOptions {
  * submission; the transition table and version compare-and-set; gap-free events under concurrent
  * writers; claim exclusivity, plan filtering, ordering and tenant caps; leases by the database
  * clock and fencing of every write; checkpoints (restore equality, deltas, dedupe across runs and
- * forks); retention and erasure; retry scheduling and deadlines.
+ * forks); retention and erasure; retry scheduling and deadlines; and, for stores with
+ * `capabilities.journal`, the step journal, the effect ledger and interrupts.
  *
  * @example
  * ```ts
@@ -64,6 +68,12 @@ export function describeStoreConformance(options: StoreConformanceOptions): void
     checkpointsSuite(context);
     retentionSuite(context);
     schedulingSuite(context);
+    // The step journal, the effect ledger and interrupts, for stores that claim them.
+    if (context.capabilities.journal) {
+      journalSuite(context);
+      effectsSuite(context);
+      interruptsSuite(context);
+    }
 
     const keys = Object.keys(options.skip ?? {});
     if (keys.length > 0) {
