@@ -64,11 +64,11 @@ export async function callModel(spec: ModelCallSpec): Promise<ModelCallResult> {
   const { request, run } = spec;
   const fingerprint = requestFingerprint(request, undefined, spec.messagesDigest);
   const holds: BudgetHold[] = [];
-  const budgets: [Budget | undefined, "run" | "own"][] = [
-    [run.budget, "run"],
-    [spec.own, "own"],
-  ];
   if (run.budget || spec.own) {
+    const budgets: [Budget | undefined, "run" | "own"][] = [
+      [run.budget, "run"],
+      [spec.own, "own"],
+    ];
     const tokens = estimate(spec);
     const model = request.model ?? spec.provider.model;
     for (const [budget, which] of budgets) {
