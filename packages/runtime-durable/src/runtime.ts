@@ -188,12 +188,34 @@ export class DurableRuntime {
    * @throws {DurableError} `run_not_found`; the signal's reason when `signal` fires.
    */
   async wait(runId: string, options: { signal?: AbortSignal; parked?: boolean } = {}): Promise<RunRecord> {
-    for await (const _ of this.follow(runId, options)) {
-      // Draining the events is the wait; follow() returns once the run has ended.
+    let wake: (() => void) | undefined;
+    let pending = false;
+    const stop = await this.signals.subscribe(`run:${runId}`, () => {
+      pending = true;
+      const w = wake;
+      wake = undefined;
+      w?.();
+    });
+    const onAbort = () => wake?.();
+    options.signal?.addEventListener("abort", onAbort);
+    try {
+      for (;;) {
+        options.signal?.throwIfAborted();
+        pending = false;
+        const run = await this.store.getRun(runId);
+        if (!run) throw new DurableError("run_not_found", `No run ${runId}.`, { details: { runId } });
+        if (isTerminal(run.status) || (options.parked === true && (run.status === "waiting" || run.status === "needs_review"))) return run;
+        if (pending) continue;
+        // Woken by the run's next event; a slow safety re-read covers a notification lost in a reconnect.
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, 10_000).unref?.();
+        });
+      }
+    } finally {
+      options.signal?.removeEventListener("abort", onAbort);
+      await stop();
     }
-    const run = await this.store.getRun(runId);
-    if (!run) throw new DurableError("run_not_found", `No run ${runId}.`, { details: { runId } });
-    return run;
   }
 
   /** Waits for the run to succeed and returns its final Session. @throws a `DurableError` with the run's error otherwise. */
