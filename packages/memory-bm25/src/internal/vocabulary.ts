@@ -9,21 +9,23 @@ export class Vocabulary {
   private sorted: string[] = [];
   /** Terms added since `sorted` was last merged, unsorted. */
   private recent: string[] = [];
-  /** Letter-only terms by length and first letter, each with a signature of its characters (see {@link signature}). */
-  private readonly buckets = new Map<string, { terms: string[]; signatures: number[] }>();
+  /**
+   * Letter-only terms by length and first letter, each with a signature of its characters (see
+   * {@link signature}); built on the first typo lookup, so opening a large store does not pay for it.
+   */
+  private buckets: Map<string, { terms: string[]; signatures: number[] }> | undefined;
 
   /** A vocabulary over `terms`, which must be sorted (snapshots keep them so). */
   static fromSorted(terms: readonly string[]): Vocabulary {
     const vocabulary = new Vocabulary();
     vocabulary.sorted = terms.slice();
-    for (const term of terms) vocabulary.bucket(term);
     return vocabulary;
   }
 
   /** Adds a term seen for the first time. */
   add(term: string): void {
     this.recent.push(term);
-    this.bucket(term);
+    if (this.buckets !== undefined) this.bucket(this.buckets, term);
   }
 
   /**
@@ -69,11 +71,18 @@ export class Vocabulary {
     keep: (term: string) => boolean,
   ): { term: string; edits: number }[] {
     const found: { term: string; edits: number }[] = [];
+    if (this.buckets === undefined) {
+      const buckets = new Map<string, { terms: string[]; signatures: number[] }>();
+      for (const term of this.sorted) this.bucket(buckets, term);
+      for (const term of this.recent) this.bucket(buckets, term);
+      this.buckets = buckets;
+    }
+    const buckets = this.buckets;
     const wanted = signature(word);
     const firsts = word.length > 1 && word[1] !== word[0] ? [word[0]!, word[1]!] : [word[0]!];
     for (let length = word.length - maxEdits; length <= word.length + maxEdits; length++) {
       for (const first of firsts) {
-        const bucket = this.buckets.get(`${length}:${first}`);
+        const bucket = buckets.get(`${length}:${first}`);
         if (!bucket) continue;
         const { terms, signatures } = bucket;
         for (let i = 0; i < terms.length; i++) {
@@ -89,13 +98,13 @@ export class Vocabulary {
     return found.sort((a, b) => a.edits - b.edits || (a.term < b.term ? -1 : 1)).slice(0, limit);
   }
 
-  private bucket(term: string): void {
+  private bucket(buckets: Map<string, { terms: string[]; signatures: number[] }>, term: string): void {
     if (term.length < 3 || !/^[\p{L}\p{M}]+$/u.test(term)) return;
     const key = `${term.length}:${term[0]}`;
-    let bucket = this.buckets.get(key);
+    let bucket = buckets.get(key);
     if (!bucket) {
       bucket = { terms: [], signatures: [] };
-      this.buckets.set(key, bucket);
+      buckets.set(key, bucket);
     }
     bucket.terms.push(term);
     bucket.signatures.push(signature(term));
