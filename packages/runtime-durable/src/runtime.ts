@@ -6,8 +6,13 @@ import type { SignalsV1 } from "./contract/signals.js";
 import { isTerminal } from "./contract/status.js";
 import { type CompiledPlan, compilePlan } from "./definition/compile.js";
 import { type DurableDefinitionSource, definitionOf } from "./definition/durable-workflow.js";
+import { EffectOperations } from "./effects/effect-operations.js";
 import { DurableError } from "./errors.js";
 import { canonicalJson, sha256 } from "./internal/canonical.js";
+import { InterruptOperations } from "./interrupts/interrupt-operations.js";
+import { journalMiddleware } from "./journal/journal-middleware.js";
+import type { JournalStoreV1 } from "./journal/journal-store.js";
+import { publishingJournal } from "./journal/publishing-journal.js";
 import { type FollowedEvent, type FollowRunOptions, followRun } from "./signals/follow-run.js";
 import { publishCommits } from "./signals/publishing-store.js";
 import { DurableWorker, type WorkerOptions } from "./worker/worker.js";
@@ -69,7 +74,29 @@ export class DurableRuntime {
     this.store =
       this.signals === options.store.signals ? options.store : publishCommits(options.store, this.signals);
     this.tenantId = options.tenantId ?? "default";
+    const journal = this.store.journal;
+    const published =
+      journal && this.signals !== options.store.signals ? publishingJournal(journal, this.signals) : journal;
+    this.journalStore = published;
+    const required = () => {
+      if (!published || !this.store.capabilities.journal) {
+        throw new DurableError(
+          "not_supported",
+          `The ${this.store.name} store has no step journal, effect ledger or interrupts (capabilities.journal is false).`,
+        );
+      }
+      return published;
+    };
+    this.effects = new EffectOperations(required, this.tenantId);
+    this.interrupts = new InterruptOperations(required, this.tenantId);
   }
+
+  /** The store's journal (published through the runtime's signals), when it has one. */
+  private readonly journalStore: JournalStoreV1 | undefined;
+  /** Operator access to the effect ledger: effects under review, and their resolution one by one. */
+  readonly effects: EffectOperations;
+  /** Operator access to interrupts: the inbox of pending ones, and decisions. */
+  readonly interrupts: InterruptOperations;
 
   /**
    * Compiles a workflow (a `DurableWorkflow` or a `defineWorkflow()` definition) and stores its
@@ -303,8 +330,25 @@ export class DurableRuntime {
   }
 
   /** A worker for the plans registered here (or `options.plans`). Call `start()` on it. */
-  worker(options: WorkerOptions & { plans?: readonly CompiledPlan[] } = {}): DurableWorker {
-    return new DurableWorker(this.store, this.signals, options.plans ?? this.plans, options);
+  worker(
+    options: WorkerOptions & { plans?: readonly CompiledPlan[]; journal?: boolean } = {},
+  ): DurableWorker {
+    // A store with a journal gets it on every step (agents resume mid-loop, ctx.interrupt works) unless declined.
+    const journaled = options.journal !== false && this.journalStore && this.store.capabilities.journal;
+    const middleware = journaled
+      ? [
+          journalMiddleware({
+            name: this.store.name,
+            capabilities: this.store.capabilities,
+            journal: this.journalStore,
+          }),
+          ...(options.middleware ?? []),
+        ]
+      : options.middleware;
+    return new DurableWorker(this.store, this.signals, options.plans ?? this.plans, {
+      ...options,
+      ...(middleware ? { middleware } : {}),
+    });
   }
 }
 

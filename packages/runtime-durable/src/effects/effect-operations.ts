@@ -22,12 +22,12 @@ export class EffectOperations {
   ) {}
 
   /** Effects under review (or `status`), oldest first; pass `nextCursor` back as `cursor`. */
-  list(query: Partial<ListEffectsQuery> = {}): Promise<Page<EffectRecord>> {
+  async list(query: Partial<ListEffectsQuery> = {}): Promise<Page<EffectRecord>> {
     return this.journal().listEffects({ ...query, tenantId: query.tenantId ?? this.tenantId });
   }
 
   /** The effect, or `undefined`. */
-  get(effectId: string, scope: OperatorScope = {}): Promise<EffectRecord | undefined> {
+  async get(effectId: string, scope: OperatorScope = {}): Promise<EffectRecord | undefined> {
     return this.journal().getEffect(effectId, scope.tenantId ?? this.tenantId);
   }
 
@@ -39,7 +39,7 @@ export class EffectOperations {
    * @throws {DurableError} `effect_not_found`, `effect_not_under_review`, `invalid_argument` —
    *   in every case nothing changes.
    */
-  resolve(
+  async resolve(
     effectId: string,
     resolution: EffectResolutionInput,
     scope: OperatorScope = {},

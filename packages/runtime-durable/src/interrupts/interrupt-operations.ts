@@ -26,12 +26,12 @@ export class InterruptOperations {
   ) {}
 
   /** Pending interrupts (or `status`), oldest first; pass `nextCursor` back as `cursor` for the next page. */
-  list(query: Partial<ListInterruptsQuery> = {}): Promise<Page<InterruptRecord>> {
+  async list(query: Partial<ListInterruptsQuery> = {}): Promise<Page<InterruptRecord>> {
     return this.journal().listInterrupts({ ...query, tenantId: query.tenantId ?? this.tenantId });
   }
 
   /** The interrupt, or `undefined`. */
-  get(interruptId: string, scope: OperatorScope = {}): Promise<InterruptRecord | undefined> {
+  async get(interruptId: string, scope: OperatorScope = {}): Promise<InterruptRecord | undefined> {
     return this.journal().getInterrupt(interruptId, scope.tenantId ?? this.tenantId);
   }
 
@@ -41,7 +41,7 @@ export class InterruptOperations {
    * @throws {DurableError} `interrupt_not_found`, `interrupt_decided`, `invalid_decision`,
    *   `invalid_transition` — in every case nothing changes.
    */
-  decide(
+  async decide(
     interruptId: string,
     decision: DecisionInput,
     scope: OperatorScope = {},
