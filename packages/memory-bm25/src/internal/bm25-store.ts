@@ -269,6 +269,8 @@ export class Bm25Store {
   /** Logs `changes` as one batch, then applies them; schedules a compaction when the log is large. */
   private async commitChanges(changes: readonly LogChange[]): Promise<void> {
     const log = this.log;
+    // Everything that can fail (analysis) happens before the batch is logged.
+    const apply = this.state.prepare(changes);
     if (log !== undefined) {
       try {
         await log.append(changes, this.settings.durability === "fsync");
@@ -280,7 +282,7 @@ export class Bm25Store {
         );
       }
     }
-    this.state.apply(changes);
+    apply();
     if (log !== undefined && this.compacting === undefined) {
       const limit = Math.max(this.settings.compactLogBytes, this.snapshotBytes / 8);
       if (log.batchBytes > limit) {

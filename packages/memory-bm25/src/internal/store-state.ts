@@ -31,30 +31,58 @@ export class StoreState {
 
   /** Applies logged changes in order. */
   apply(changes: readonly LogChange[]): void {
+    this.prepare(changes)();
+  }
+
+  /**
+   * Does the work of `changes` that can fail — analyzing the texts stored and the texts replaced —
+   * and returns the step that applies them, which only moves data between structures. A store logs
+   * a batch between the two, so a batch that cannot be prepared is neither logged nor applied.
+   */
+  prepare(changes: readonly LogChange[]): () => void {
+    const steps: (() => void)[] = [];
+    // Texts in place once the earlier changes of the batch are applied, to analyze what a later
+    // change of the same key removes.
+    const pending = new Map<string, StoredDoc | null>();
+    const current = (key: string) =>
+      pending.has(key) ? (pending.get(key) ?? undefined) : this.index.get(key);
     for (const change of changes) {
-      if (change.op === "put") this.put(change.doc, change.vector);
-      else this.delete(change.scope, change.id);
+      const scope = change.op === "put" ? change.doc.scope : change.scope;
+      const key = docKey(scope, change.op === "put" ? change.doc.id : change.id);
+      const old = current(key);
+      const removed = old === undefined ? undefined : analyze(old.text, this.analyzer);
+      if (removed !== undefined) {
+        steps.push(() => {
+          this.index.remove(key, removed);
+          this.vectors?.delete(key);
+        });
+      }
+      if (change.op === "put") {
+        const { doc, vector } = change;
+        const added = analyze(doc.text, this.analyzer);
+        steps.push(() => {
+          this.index.add(doc, added);
+          if (
+            this.vectors !== undefined &&
+            vector !== undefined &&
+            vector.length === this.vectors.dimensions
+          ) {
+            this.vectors.put(key, doc.scope, vector);
+          }
+        });
+        pending.set(key, doc);
+      } else {
+        pending.set(key, null);
+      }
     }
+    return () => {
+      for (const step of steps) step();
+    };
   }
 
   /** Stores `doc` (replacing the entry with its key) with an optional vector. */
   put(doc: StoredDoc, vector?: readonly number[]): void {
-    const key = docKey(doc.scope, doc.id);
-    this.delete(doc.scope, doc.id);
-    this.index.add(doc, analyze(doc.text, this.analyzer));
-    if (this.vectors !== undefined && vector !== undefined && vector.length === this.vectors.dimensions) {
-      this.vectors.put(key, doc.scope, vector);
-    }
-  }
-
-  /** Removes the entry `id` at scope path `scope`; returns it. */
-  delete(scope: string, id: string): StoredDoc | undefined {
-    const key = docKey(scope, id);
-    const old = this.index.get(key);
-    if (old === undefined) return undefined;
-    this.index.remove(key, analyze(old.text, this.analyzer));
-    this.vectors?.delete(key);
-    return old;
+    this.apply([{ op: "put", doc, ...(vector === undefined ? {} : { vector }) }]);
   }
 
   /** The snapshot body of this state. */
