@@ -222,20 +222,24 @@ export async function runLoop(
 }
 
 type StreamedDelta = Exclude<ProviderDelta, { type: "response" }>;
+type ToolCallDeltaEvent = Extract<AgentEvent, { type: "tool_call_delta" }>;
 
 const ignore = () => {};
 const NEVER = new AbortController().signal;
 
 function emitDelta(agent: string, delta: StreamedDelta, emit: (e: AgentEvent) => void): void {
-  if (delta.type === "text") emit({ type: "text_delta", agent, text: delta.text });
-  else {
-    emit({
-      type: "tool_call_delta",
-      agent,
-      index: delta.index,
-      ...(delta.id !== undefined ? { id: delta.id } : {}),
-      ...(delta.name !== undefined ? { name: delta.name } : {}),
-      ...(delta.arguments !== undefined ? { arguments: delta.arguments } : {}),
-    });
+  if (delta.type === "text") {
+    emit({ type: "text_delta", agent, text: delta.text });
+    return;
   }
+  // Field by field, not by spreading: this runs for every streamed piece of a tool call.
+  const event: { -readonly [K in keyof ToolCallDeltaEvent]: ToolCallDeltaEvent[K] } = {
+    type: "tool_call_delta",
+    agent,
+    index: delta.index,
+  };
+  if (delta.id !== undefined) event.id = delta.id;
+  if (delta.name !== undefined) event.name = delta.name;
+  if (delta.arguments !== undefined) event.arguments = delta.arguments;
+  emit(event);
 }
