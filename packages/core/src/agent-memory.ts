@@ -73,15 +73,6 @@ export class MemoryHandle {
   }
 
   /**
-   * The scope `agent.remember` stores at: the agent's user level, so what it remembers reaches
-   * every agent and conversation of that user.
-   */
-  rememberScope(): MemoryScope {
-    const { tenant, user } = this.agentScope();
-    return normalizeScope({ tenant: tenant!, user: user! });
-  }
-
-  /**
    * The scope `agent.recall(query)` asks at without a session: the agent level, which sees the
    * user level (`agent.remember`) and the agent level (commits), but no conversation's own entries.
    */
