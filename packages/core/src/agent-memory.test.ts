@@ -267,7 +267,7 @@ describe("agent memory", () => {
     expect(recalled.map((c) => c.source).sort()).toEqual([`memory:${plain!.id}`, "web:evil.example"].sort());
     const evil = recalled.find((c) => c.source === "web:evil.example")!;
     expect(evil.content).toContain(`recalled memory ${fetched!.id} from web:evil.example`);
-    const event = out.chunks.find((c) => c.kind === "event" && c.name === "memory.recall") as {
+    const event = out.chunks.find((c) => c.kind === "event" && c.name === "memory.recall") as unknown as {
       data: { hits: unknown[] };
     };
     expect(event.data.hits).toContainEqual(
