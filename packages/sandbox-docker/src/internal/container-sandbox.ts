@@ -17,13 +17,14 @@ import {
   resolveExecTimeout,
 } from "@openrath/core/backend";
 import type Dockerode from "dockerode";
-import { packEntries, readSingleFile } from "./archive.js";
+import { type PackEntry, packEntries, readSingleFile } from "./archive.js";
 import { type DockerEndpoint, isConnectionError, messageOf, statusOf, unavailable } from "./docker-client.js";
 import { untrackContainer } from "./exit-cleanup.js";
 import { FrameDemuxer } from "./frame-demuxer.js";
 import { LANGUAGES } from "./languages.js";
 import type { ParsedSpec } from "./parse-spec.js";
 import { KILL_GROUP_BASE, KILL_TREE, RESOLVE } from "./scripts.js";
+import { type ResolvedPath, statPath } from "./stat-path.js";
 
 /** Everything a {@link ContainerSandbox} needs from `open`. */
 export interface ContainerSandboxInit {
@@ -116,7 +117,7 @@ export class ContainerSandbox implements SandboxV1 {
     if (options.cwd !== undefined) {
       const relative = confinePath(options.cwd, this.workspace);
       if (relative !== ".") {
-        const resolved = await this.resolve("s", relative, options.cwd);
+        const resolved = await this.stat(relative, options.cwd);
         if (resolved.type === "n" || resolved.type === "N" || resolved.type === "loop") {
           throw new SandboxError(
             "file_not_found",
@@ -146,7 +147,7 @@ export class ContainerSandbox implements SandboxV1 {
   ): Promise<string | Uint8Array> {
     this.checkOpen();
     const relative = confinePath(path, this.workspace);
-    const resolved = await this.resolve("s", relative, path);
+    const resolved = await this.stat(relative, path);
     if (resolved.type === "d") {
       throw new SandboxError("not_a_file", `${JSON.stringify(path)} is a directory, not a file.`, {
         details: { path },
@@ -194,7 +195,7 @@ export class ContainerSandbox implements SandboxV1 {
       });
     }
     const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-    const resolved = await this.resolve("w", relative, path);
+    const resolved = await this.stat(relative, path);
     if (resolved.type === "d") {
       throw new SandboxError(
         "not_a_file",
@@ -215,27 +216,36 @@ export class ContainerSandbox implements SandboxV1 {
         details: { path },
       });
     }
-    const [failed, reason] = resolved.rest.split("\0");
-    if (failed === "mkdir") {
-      throw new SandboxError(
-        "sandbox_remote_error",
-        `Cannot create the parent directories of ${JSON.stringify(path)}: ${reason?.trim() || "mkdir failed"}.`,
-        { details: { path } },
-      );
-    }
-    const slash = resolved.path.lastIndexOf("/");
-    const directory = slash <= 0 ? "/" : resolved.path.slice(0, slash);
-    const name = resolved.path.slice(slash + 1);
-    const archive = packEntries([
-      {
-        name,
-        type: "file",
-        data: bytes,
-        mode: resolved.executable ? 0o755 : 0o644,
+    // A new file's missing parents go into the same archive, owned by the sandbox user; existing
+    // directories are not in it, so they keep their owners.
+    const fileMode = resolved.executable ? 0o755 : 0o644;
+    let directory: string;
+    let entries: PackEntry[];
+    if (resolved.type === "n" && resolved.existing !== undefined && resolved.missing) {
+      directory = resolved.existing;
+      const missing = resolved.missing;
+      entries = missing.map((_, i) => ({
+        name: missing.slice(0, i + 1).join("/"),
+        type: i === missing.length - 1 ? ("file" as const) : ("directory" as const),
+        ...(i === missing.length - 1 ? { data: bytes, mode: fileMode } : {}),
         uid: this.uid,
         gid: this.gid,
-      },
-    ]);
+      }));
+    } else {
+      const slash = resolved.path.lastIndexOf("/");
+      directory = slash <= 0 ? "/" : resolved.path.slice(0, slash);
+      entries = [
+        {
+          name: resolved.path.slice(slash + 1),
+          type: "file",
+          data: bytes,
+          mode: fileMode,
+          uid: this.uid,
+          gid: this.gid,
+        },
+      ];
+    }
+    const archive = packEntries(entries);
     try {
       await this.container.putArchive(archive, { path: directory, noOverwriteDirNonDir: "true" });
     } catch (error) {
@@ -281,7 +291,7 @@ export class ContainerSandbox implements SandboxV1 {
   async exists(path: string): Promise<boolean> {
     this.checkOpen();
     const relative = confinePath(path, this.workspace);
-    const resolved = await this.resolve("s", relative, path);
+    const resolved = await this.stat(relative, path);
     return resolved.type === "d" || resolved.type === "f" || resolved.type === "o";
   }
 
@@ -440,7 +450,7 @@ export class ContainerSandbox implements SandboxV1 {
     });
   }
 
-  private throwMissingOrOther(resolved: Resolved, path: string): never {
+  private throwMissingOrOther(resolved: Pick<Resolved, "type">, path: string): never {
     if (resolved.type === "loop") {
       throw new SandboxError(
         "file_not_found",
@@ -463,10 +473,28 @@ export class ContainerSandbox implements SandboxV1 {
   }
 
   /**
-   * Resolves a confined workspace-relative path inside the container (symlinks included) and
-   * refuses one that leaves the workspace.
+   * Resolves a confined workspace-relative path through the archive API (no exec: see
+   * `statPath`), symlinks included, and refuses one that leaves the workspace.
    */
-  private async resolve(mode: "s" | "w" | "l" | "L", relative: string, asked: string): Promise<Resolved> {
+  private async stat(relative: string, asked: string): Promise<ResolvedPath> {
+    const root = this.realWorkspace;
+    const inside = (path: string) => path === root || path.startsWith(root === "/" ? "/" : `${root}/`);
+    let resolved: ResolvedPath;
+    try {
+      resolved = await statPath(this.container, root, relative, inside);
+    } catch (error) {
+      throw this.apiError(error, `look up ${JSON.stringify(asked)}`);
+    }
+    if (!inside(resolved.path)) throw outside(asked, this.workspace);
+    return resolved;
+  }
+
+  /**
+   * Resolves a confined workspace-relative path inside the container with one exec (symlinks
+   * included) and lists it: what `listFiles` needs in one go. Refuses a path that leaves the
+   * workspace.
+   */
+  private async resolve(mode: "l" | "L", relative: string, asked: string): Promise<Resolved> {
     const absolute = relative === "." ? this.workspace : `${this.workspace}/${relative}`;
     const result = await this.run(["/bin/sh", "-c", RESOLVE, "sh", mode, this.realWorkspace, absolute], {
       timeoutMs: INTERNAL_TIMEOUT_MS,

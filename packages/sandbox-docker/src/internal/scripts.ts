@@ -37,14 +37,14 @@ for c; do command -v "$c" >/dev/null 2>&1 || echo "missing $c"; done
 
 /**
  * Resolves a path the way the kernel would, so symlinks that leave the workspace are caught.
- * Arguments: `$1` mode (`s` stat, `w` prepare a write, `l` list, `L` list recursively), `$2` the
- * real workspace path, `$3` the absolute path asked for.
+ * Used by `listFiles` only (the other file operations resolve through the archive API, without an
+ * exec). Arguments: `$1` mode (`l` list, `L` list recursively), `$2` the real workspace path, `$3`
+ * the absolute path asked for.
  *
  * Prints three NUL-terminated fields — type (`d` directory, `f` file, `o` other, `n` missing, `N`
  * missing under something that is not a directory, `loop` unresolvable), the resolved absolute
  * path, `x` when the file is executable — then, only when the resolved path is inside the
- * workspace: for `w`, `mkdir\\0<error>\\0` when the parent directory could not be made; for `l`/`L`,
- * one `<hex mode>:<size>:./<path>` line per entry of the directory.
+ * workspace: one `<hex mode>:<size>:./<path>` line per entry of the directory.
  */
 export const RESOLVE = `
 m=$1 W=$2 p=$3
@@ -65,8 +65,6 @@ x=
 printf '%s\\000%s\\000%s\\000' "$t" "$r" "$x"
 case "$r" in "$W"|"$W"/*) ;; *) exit 0 ;; esac
 case "$m" in
-w)
-  if [ "$t" = n ]; then e=$(mkdir -p "\${r%/*}" 2>&1) || printf 'mkdir\\000%s\\000' "$e"; fi ;;
 l)
   if [ "$t" = d ]; then cd "$r" && find . -mindepth 1 -maxdepth 1 -exec stat -c '%f:%s:%n' {} + 2>/dev/null; fi ;;
 L)

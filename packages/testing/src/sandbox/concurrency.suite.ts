@@ -90,7 +90,7 @@ export function concurrencySuite(context: SandboxSuiteContext): void {
         let received = 0;
         let result: Awaited<ReturnType<typeof sandbox.exec>>;
         try {
-          result = await sandbox.exec(`head -c ${total} /dev/zero | tr '\\000' x | fold -w 65536`, {
+          result = await sandbox.exec(`head -c ${total} /dev/zero | tr '\\000' x | fold -w 8192`, {
             maxOutputBytes: 1024 * 1024,
             onStdout: (text) => {
               received += text.length;
