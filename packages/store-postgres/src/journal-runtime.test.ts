@@ -84,7 +84,7 @@ describe("the step journal on the durable runtime (PGlite)", () => {
       provider: counted(new ScriptedProvider(() => ({ text: "a critique" }))),
     });
     class Review extends Workflow {
-      readonly description = "writes then criticises";
+      override readonly description = "writes then criticises";
       async forward(session: Session, options: RunOptions) {
         return critic.run(await writer.run(session, options), options);
       }

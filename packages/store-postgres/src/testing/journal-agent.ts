@@ -6,6 +6,7 @@ import {
   type ProviderRequest,
   type ProviderV1,
   ScriptedProvider,
+  type ScriptedTurn,
   type Session,
 } from "@openrath/core";
 import { defineWorkflow, type WorkflowBuilder } from "@openrath/runtime-durable";
@@ -65,7 +66,7 @@ export function referenceAgent(probe: AgentProbe = {}): Agent {
   });
   const turnOf = (request: ProviderRequest) =>
     request.messages.filter((m) => m.role === "tool").length / 2 + 1;
-  const scripted = new ScriptedProvider((request) => {
+  const scripted = new ScriptedProvider((request): ScriptedTurn => {
     const turn = turnOf(request);
     if (turn >= TURNS) return { text: `done after ${turn - 1} rounds`, delayMs: probe.modelDelayMs ?? 0 };
     return {
