@@ -200,6 +200,34 @@ describe("aborts with tools and providers that ignore the signal", () => {
   }, 5000);
 });
 
+describe("closing provider streams", () => {
+  it("closes a provider's stream once it has the response, as for await would", async () => {
+    let closed = 0;
+    const provider: ProviderV1 = {
+      specVersion: "v1",
+      name: "closing",
+      model: "m",
+      complete: () => Promise.reject(new Error("stream only")),
+      async *stream() {
+        try {
+          yield { type: "text", text: "hi" };
+          yield {
+            type: "response",
+            response: { content: "hi", toolCalls: [], finishReason: "stop", model: "m" },
+          };
+          yield { type: "text", text: "never read" };
+        } finally {
+          closed++;
+        }
+      },
+    };
+    const out = await new Agent({ name: "a", provider, streaming: true }).run(Session.fromUserMessage("go"));
+    expect(out.text()).toBe("hi");
+    await settle(5);
+    expect(closed).toBe(1);
+  });
+});
+
 describe("a signal shared by many runs", () => {
   it("holds one abort listener however many runs, calls and tools race against it", async () => {
     const { tool } = counted();

@@ -262,26 +262,29 @@ export async function callProvider(
         if (onDelta && response.content) onDelta({ type: "text", text: response.content });
         return response;
       }
-      const reader = new AbortableReader(
-        provider.stream(request, callOptions)[Symbol.asyncIterator](),
-        signal,
-        aborted,
-      );
-      for (;;) {
-        const next = await reader.next();
-        if (next.done) {
-          throw new ProviderError(
-            "provider_stream",
-            `The "${provider.name}" stream ended without a final response.`,
-            {
-              retryable: !started,
-            },
-          );
+      const iterator = provider.stream(request, callOptions)[Symbol.asyncIterator]();
+      const reader = new AbortableReader(iterator, signal, aborted);
+      let ended = false;
+      try {
+        for (;;) {
+          const next = await reader.next();
+          if (next.done) {
+            ended = true;
+            throw new ProviderError(
+              "provider_stream",
+              `The "${provider.name}" stream ended without a final response.`,
+              { retryable: !started },
+            );
+          }
+          const delta = next.value;
+          if (delta.type === "response") return delta.response;
+          started = true;
+          onDelta(delta);
         }
-        const delta = next.value;
-        if (delta.type === "response") return delta.response;
-        started = true;
-        onDelta(delta);
+      } finally {
+        // Close the provider's stream when we stop before its end (the response, an abort, a
+        // throwing onDelta), as `for await` would; without waiting on a provider that hangs.
+        if (!ended) void Promise.resolve(iterator.return?.()).catch(() => {});
       }
     } catch (error) {
       if (
