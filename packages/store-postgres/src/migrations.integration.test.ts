@@ -7,6 +7,7 @@ import { createDurableRuntime, defineWorkflow } from "@openrath/runtime-durable"
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
+import { MIGRATIONS } from "./migrations/index.js";
 import { checkSchema, migrate } from "./migrator.js";
 import { postgresStore } from "./postgres-store.js";
 import { storeContext } from "./store/context.js";
@@ -56,7 +57,12 @@ describe.skipIf(!postgres.available)(`migrations on PostgreSQL (${postgres.reaso
       out: expect.stringMatching(/no migrations applied/),
     });
     const applied = await migrateCli(["--url", urlAs(migrator), "--schema", schema, "--grant", runtimeRole]);
-    expect(applied).toMatchObject({ code: 0, out: expect.stringMatching(/applied migrations 1/) });
+    expect(applied).toMatchObject({
+      code: 0,
+      out: expect.stringMatching(
+        new RegExp(`applied migrations ${MIGRATIONS.map((m) => m.version).join(", ")}`),
+      ),
+    });
     expect(await migrateCli(["--url", urlAs(runtimeRole), "--schema", schema, "--check"])).toMatchObject({
       code: 0,
       out: expect.stringMatching(/^ready/),
@@ -110,18 +116,18 @@ describe.skipIf(!postgres.available)(`migrations on PostgreSQL (${postgres.reaso
     try {
       await migrate(db, schema);
       const table = sql.table(`${schema}.schema_migrations`);
-      await sql`insert into ${table} (version, name, checksum, additive) values (2, 'future_columns', 'abc', true)`.execute(
+      await sql`insert into ${table} (version, name, checksum, additive) values (9001, 'future_columns', 'abc', true)`.execute(
         db,
       );
       expect(await checkSchema(db, schema)).toMatchObject({
         ready: true,
-        newer: [{ version: 2, additive: true }],
+        newer: [{ version: 9001, additive: true }],
       });
       expect(await migrateCli(["--url", POSTGRES_URL!, "--schema", schema, "--check"])).toMatchObject({
         code: 0,
-        out: expect.stringMatching(/newer additive migrations 2/),
+        out: expect.stringMatching(/newer additive migrations 9001/),
       });
-      await sql`insert into ${table} (version, name, checksum, additive) values (3, 'rewrite', 'def', false)`.execute(
+      await sql`insert into ${table} (version, name, checksum, additive) values (9002, 'rewrite', 'def', false)`.execute(
         db,
       );
       expect((await checkSchema(db, schema)).ready).toBe(false);
@@ -129,7 +135,7 @@ describe.skipIf(!postgres.available)(`migrations on PostgreSQL (${postgres.reaso
         code: 1,
         out: expect.stringMatching(/not additive/),
       });
-      await sql`delete from ${table} where version = 3`.execute(db);
+      await sql`delete from ${table} where version = 9002`.execute(db);
       await sql`update ${table} set checksum = 'tampered' where version = 1`.execute(db);
       expect((await checkSchema(db, schema)).problems).toEqual([expect.stringMatching(/checksum tampered/)]);
       await expect(migrate(db, schema)).rejects.toMatchObject({ code: "schema_mismatch" });
@@ -152,8 +158,9 @@ describe.skipIf(!postgres.available)(`migrations on PostgreSQL (${postgres.reaso
     );
     try {
       const results = await Promise.all(dbs.map((db) => migrate(db, schema)));
-      expect(results.map((r) => r.length).sort()).toEqual([0, 0, 1]);
-      expect((await checkSchema(dbs[0]!, schema)).applied).toEqual([1]);
+      const all = MIGRATIONS.map((m) => m.version);
+      expect(results.map((r) => r.length).sort()).toEqual([0, 0, all.length]);
+      expect((await checkSchema(dbs[0]!, schema)).applied).toEqual(all);
     } finally {
       await sql.raw(`drop schema if exists ${schema} cascade`).execute(dbs[0]!);
       for (const db of dbs) await db.destroy();

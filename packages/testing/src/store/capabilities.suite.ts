@@ -35,12 +35,16 @@ export function capabilitiesSuite(context: StoreSuiteContext): void {
       group.test("a submission wakes work subscribers without polling (notifiesOnCommit)", async () => {
         const store = group.track(await context.create());
         const plan = await registeredPlan(store);
+        let woke!: (signal: unknown) => void;
         const woken = new Promise<unknown>((resolve) => {
-          store.signals.subscribe("work", resolve);
+          woke = resolve;
         });
-        await new Promise((r) => setTimeout(r, 50));
+        await store.signals.subscribe("work", (signal) => woke(signal));
         await submit(store, plan);
-        const signal = await Promise.race([woken, new Promise((r) => setTimeout(() => r("timeout"), 3_000))]);
+        const signal = await Promise.race([
+          woken,
+          new Promise((r) => setTimeout(() => r("timeout"), 10_000)),
+        ]);
         expect(signal).toEqual({ kind: "work", planHash: plan.hash });
       });
     } else

@@ -61,19 +61,21 @@ export function eventsSuite(context: StoreSuiteContext): void {
         const claim = await claimOne(store, plan);
         const seen: number[] = [];
         let readBack: number | undefined;
+        let done!: () => void;
         const got = new Promise<void>((resolve) => {
-          store.signals.subscribe(`run:${run.id}`, (signal) => {
-            if (signal.kind !== "event") return;
-            seen.push(signal.seq);
-            store.readEvents(run.id, { after: signal.seq - 1 }).then((events) => {
-              readBack = events[0]?.seq;
-              resolve();
-            });
+          done = resolve;
+        });
+        // The subscription is active once subscribe() resolves: nothing committed after it is missed.
+        await store.signals.subscribe(`run:${run.id}`, (signal) => {
+          if (signal.kind !== "event") return;
+          seen.push(signal.seq);
+          store.readEvents(run.id, { after: signal.seq - 1 }).then((events) => {
+            readBack = events[0]?.seq;
+            done();
           });
         });
-        await new Promise((r) => setTimeout(r, 50));
         const seq = await store.appendEvent(claim.fence, { type: "step.progress", data: { pct: 50 } });
-        await Promise.race([got, new Promise((r) => setTimeout(r, 3_000))]);
+        await Promise.race([got, new Promise((r) => setTimeout(r, 10_000))]);
         expect(seen).toContain(seq);
         expect(readBack).toBe(seq);
       });
