@@ -13,6 +13,7 @@ import {
   type ToolResultChunk,
   Workflow,
 } from "@openrath/core";
+import { streamProvider } from "@openrath/core/backend";
 import { describe, expect, it } from "vitest";
 
 /** A provider that always asks for `tool` again, after `delayMs`. */
@@ -225,6 +226,37 @@ describe("closing provider streams", () => {
     expect(out.text()).toBe("hi");
     await settle(5);
     expect(closed).toBe(1);
+  });
+});
+
+describe("streamProvider", () => {
+  it("ends the call when its consumer stops reading", async () => {
+    let signal: AbortSignal | undefined;
+    let closed = false;
+    const provider: ProviderV1 = {
+      specVersion: "v1",
+      name: "slow",
+      model: "m",
+      complete: () => Promise.reject(new Error("stream only")),
+      async *stream(_request, options) {
+        signal = options?.signal;
+        try {
+          yield { type: "text", text: "a" };
+          // Waits for the abort, then tries to go on: the stream must be closed by then.
+          await new Promise((resolve) => options?.signal?.addEventListener("abort", resolve));
+          yield { type: "text", text: "b" };
+        } finally {
+          closed = true;
+        }
+      },
+    };
+    for await (const delta of streamProvider(provider, { messages: [] })) {
+      expect(delta).toEqual({ type: "text", text: "a" });
+      break;
+    }
+    await settle(5);
+    expect(signal?.aborted).toBe(true);
+    expect(closed).toBe(true);
   });
 });
 
