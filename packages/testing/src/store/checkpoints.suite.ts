@@ -8,14 +8,12 @@ import type { StoreSuiteContext } from "./suite-context.js";
 /** A session with forks, a merge, a derived node, nested event data and a placement. */
 function richSession(): Session {
   const root = Session.fromUserMessage("Compare two plans", { author: "user" });
-  const a = root
-    .fork({ operator: "planner→a" })
-    .append({
-      kind: "assistant",
-      content: "Plan A",
-      author: "a",
-      usage: { promptTokens: 3, completionTokens: 2, totalTokens: 5 },
-    });
+  const a = root.fork({ operator: "planner→a" }).append({
+    kind: "assistant",
+    content: "Plan A",
+    author: "a",
+    usage: { promptTokens: 3, completionTokens: 2, totalTokens: 5 },
+  });
   const b = root
     .fork({ operator: "planner→b", extras: { z: 1, a: { nested: [1, { y: 2, x: 1 }] } } })
     .append({ kind: "event", name: "memory.recall", data: { zeta: { b: 2, a: 1 }, alpha: [3, 2, 1] } });
