@@ -52,7 +52,8 @@ const NO_PROGRAM = new Set(["fi", "done", "esac", "for", "select", "case", "in",
 
 /** Options of a wrapper that take a value (so the next word is not the program). */
 const VALUE_OPTIONS: Readonly<Record<string, readonly string[]>> = {
-  env: ["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
+  env: ["-u", "--unset", "-C", "--chdir"],
+  exec: ["-a"],
   sudo: [
     "-u",
     "--user",
@@ -215,7 +216,16 @@ function programsOfWords(words: readonly string[], depth: number): string[] | un
         break;
       }
       if (program === "env" && ASSIGNMENT.test(w)) i++;
-      else if (w.startsWith("-") && w.length > 1) {
+      else if (
+        program === "env" &&
+        (w === "-S" || w === "--split-string" || w.startsWith("--split-string="))
+      ) {
+        // `env -S "rm -rf x"` runs its value split into words: read it as a line.
+        const value = w.startsWith("--split-string=") ? w.slice("--split-string=".length) : words[i + 1];
+        if (value === undefined || depth > 8) return undefined;
+        const inner = programsOfLine(value, depth + 1);
+        return inner === undefined ? undefined : [...out, ...inner];
+      } else if (w.startsWith("-") && w.length > 1) {
         i += takesValue.includes(w) ? 2 : 1;
       } else if (
         (program === "timeout" || program === "nice" || program === "chrt" || program === "taskset") &&

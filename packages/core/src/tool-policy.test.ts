@@ -177,6 +177,9 @@ describe("toolPolicyDenial: every path into the sandbox", () => {
     ["xargs rm < list", denied],
     ["ls | xargs -n 1 rm", denied],
     ["command rm x", denied],
+    ["exec -a name rm x", denied],
+    ["env -S 'rm -rf x'", denied],
+    ["env --split-string='ls; rm x'", denied],
     ["exec rm x", denied],
     ["find . -name '*.tmp' -exec rm {} ;", denied],
     // Shells running a line.
