@@ -35,7 +35,8 @@ export type ResponseFormat =
 
 /**
  * A normalized model request. Messages are OpenAI-shaped (system first, then the transcript);
- * providers translate them to their wire format.
+ * providers translate them to their wire format. An agent shares its (frozen) message objects
+ * between the requests of a run: read them, copy before changing anything.
  */
 export interface ProviderRequest {
   readonly messages: readonly Message[];
