@@ -231,7 +231,11 @@ export class DurableRuntime {
         pending = false;
         const run = await this.store.getRun(runId);
         if (!run) throw new DurableError("run_not_found", `No run ${runId}.`, { details: { runId } });
-        if (isTerminal(run.status) || (options.parked === true && (run.status === "waiting" || run.status === "needs_review"))) return run;
+        if (
+          isTerminal(run.status) ||
+          (options.parked === true && (run.status === "waiting" || run.status === "needs_review"))
+        )
+          return run;
         if (pending) continue;
         // Woken by the run's next event; a slow safety re-read covers a notification lost in a reconnect.
         await new Promise<void>((resolve) => {

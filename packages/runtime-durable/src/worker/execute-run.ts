@@ -169,7 +169,8 @@ export async function executeRun(
     } catch (error) {
       if (controller.signal.aborted) return;
       // The step parked the run (an interrupt, an effect under review) or lost its lease: nothing to write.
-      if (OpenRathError.isInstance(error, "run_parked") || OpenRathError.isInstance(error, "stale_fence")) return;
+      if (OpenRathError.isInstance(error, "run_parked") || OpenRathError.isInstance(error, "stale_fence"))
+        return;
       const info = errorInfo(error, node.id);
       const timedOutByDeadline = run.deadline !== null && Date.now() >= run.deadline;
       if (timedOutByDeadline) {
