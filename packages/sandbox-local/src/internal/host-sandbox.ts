@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { rmSync } from "node:fs";
-import { lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import {
   type ExecOptions,
   type ExecResult,
@@ -11,7 +11,7 @@ import {
   SandboxError,
   type SandboxV1,
 } from "@openrath/core";
-import { checkEnv, decodeTextFile, resolveExecTimeout } from "@openrath/core/backend";
+import { checkEnv, resolveExecTimeout } from "@openrath/core/backend";
 import type { LocalSandboxSpec } from "../local-sandbox.js";
 import { buildEnv } from "./build-env.js";
 import { accountFiles, bwrapArgs, sandboxIds } from "./bwrap-args.js";
@@ -19,10 +19,11 @@ import type { Interpreter } from "./detect-languages.js";
 import { Namespace } from "./namespace.js";
 import { EXEC_MARKER, killProcessTree } from "./process-tree.js";
 import { registerExitCleanup, watched } from "./register-exit-cleanup.js";
-import { resolveInWorkspace, type WorkspacePath, type WorkspaceRoot } from "./resolve-in-workspace.js";
+import type { WorkspacePath, WorkspaceRoot } from "./resolve-in-workspace.js";
 import { runProcess } from "./run-process.js";
 import type { SandboxTools } from "./sandbox-tools.js";
 import { abortedBeforeStart } from "./stop-error.js";
+import { errnoOf, fileError, mapFsError, WorkspaceFiles } from "./workspace-files.js";
 
 /** What {@link HostSandbox.open} needs: the parsed spec and the backend's settings. */
 export interface HostSandboxConfig {
@@ -50,38 +51,6 @@ interface HostSandboxState {
   readonly bwrapArgs?: readonly string[];
 }
 
-function errnoOf(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | undefined)?.code;
-}
-
-function byName(a: { name: string }, b: { name: string }): number {
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-}
-
-function fileError(code: "file_not_found" | "not_a_file" | "not_a_directory", path: string, cause?: unknown) {
-  const message = {
-    file_not_found: `No file or directory at ${JSON.stringify(path)} in the sandbox workspace. Check the path (relative to the workspace root) with listFiles().`,
-    not_a_file: `${JSON.stringify(path)} is not a regular file (a directory or a special file). Use listFiles() for directories.`,
-    not_a_directory: `${JSON.stringify(path)} (or one of its parents) is not a directory.`,
-  }[code];
-  return new SandboxError(code, message, { cause, details: { path } });
-}
-
-/** Maps a file-system error to the contract's codes; anything unexpected is rethrown as it is. */
-function mapFsError(error: unknown, path: string, missing: "file_not_found" | "not_a_directory"): unknown {
-  if (SandboxError.isInstance(error)) return error;
-  switch (errnoOf(error)) {
-    case "ENOENT":
-      return fileError("file_not_found", path, error);
-    case "ENOTDIR":
-      return fileError(missing, path, error);
-    case "EISDIR":
-      return fileError("not_a_file", path, error);
-    default:
-      return error;
-  }
-}
-
 /** A `local` sandbox: host processes (optionally under bubblewrap) in a workspace directory. */
 export class HostSandbox implements SandboxV1 {
   readonly id: string;
@@ -99,6 +68,7 @@ export class HostSandbox implements SandboxV1 {
   private scripts = 0;
   /** Under bubblewrap: the sandbox's namespace (see {@link Namespace}). */
   private namespace: Namespace | undefined;
+  private readonly files: WorkspaceFiles;
   private starting: Promise<Namespace> | undefined;
 
   private constructor(
@@ -109,6 +79,7 @@ export class HostSandbox implements SandboxV1 {
     this.state = state;
     this.workspace = state.root.path;
     this.id = state.root.path;
+    this.files = new WorkspaceFiles(state.root);
     // One abort listener per running command: any number may run at once.
     setMaxListeners(0, this.closeController.signal);
     this.unregister = registerExitCleanup({ cleanupSync: () => this.cleanupSync() });
@@ -215,99 +186,24 @@ export class HostSandbox implements SandboxV1 {
     options: { readonly encoding?: "utf8" | "bytes" } = {},
   ): Promise<string | Uint8Array> {
     this.ensureOpen();
-    const { real } = await this.resolve(path);
-    let bytes: Buffer;
-    try {
-      if (!(await stat(real)).isFile()) throw fileError("not_a_file", path);
-      bytes = await readFile(real);
-    } catch (error) {
-      throw mapFsError(error, path, "file_not_found");
-    }
-    return options.encoding === "bytes" ? new Uint8Array(bytes) : decodeTextFile(bytes, path);
+    return options.encoding === "bytes"
+      ? this.files.readFile(path, { encoding: "bytes" })
+      : this.files.readFile(path, options as { readonly encoding?: "utf8" });
   }
 
   async writeFile(path: string, data: string | Uint8Array): Promise<{ readonly bytesWritten: number }> {
     this.ensureOpen();
-    if (typeof data !== "string" && !(data instanceof Uint8Array)) {
-      throw new SandboxError(
-        "invalid_argument",
-        `writeFile takes a string or a Uint8Array, got ${data === null ? "null" : typeof data}.`,
-        { details: { path } },
-      );
-    }
-    const { rel, real } = await this.resolve(path);
-    if (rel === ".") throw fileError("not_a_file", path);
-    const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    try {
-      await mkdir(dirname(real), { recursive: true });
-    } catch (error) {
-      const code = errnoOf(error);
-      if (code === "EEXIST" || code === "ENOTDIR") throw fileError("not_a_directory", path, error);
-      throw error;
-    }
-    try {
-      await writeFile(real, bytes);
-    } catch (error) {
-      throw mapFsError(error, path, "not_a_directory");
-    }
-    return { bytesWritten: bytes.byteLength };
+    return this.files.writeFile(path, data);
   }
 
   async listFiles(path = ".", options: { readonly recursive?: boolean } = {}): Promise<FileEntry[]> {
     this.ensureOpen();
-    const { rel, real } = await this.resolve(path);
-    try {
-      if (!(await stat(real)).isDirectory()) throw fileError("not_a_directory", path);
-    } catch (error) {
-      throw mapFsError(error, path, "file_not_found");
-    }
-    const entries: FileEntry[] = [];
-    const walk = async (dir: string, prefix: string): Promise<void> => {
-      const dirents = (await readdir(dir, { withFileTypes: true })).sort(byName);
-      for (const dirent of dirents) {
-        const entryPath = prefix === "." ? dirent.name : `${prefix}/${dirent.name}`;
-        const hostPath = join(dir, dirent.name);
-        const type = dirent.isDirectory()
-          ? "directory"
-          : dirent.isFile()
-            ? "file"
-            : dirent.isSymbolicLink()
-              ? "symlink"
-              : "other";
-        let size = 0;
-        if (type !== "directory") {
-          try {
-            size = (await lstat(hostPath)).size;
-          } catch {
-            continue; // deleted while listing
-          }
-        }
-        entries.push({ name: dirent.name, path: entryPath, type, size });
-        if (options.recursive && type === "directory") {
-          await walk(hostPath, entryPath).catch((error) => {
-            // A directory removed (or made unreadable) while listing is left out, not fatal.
-            if (errnoOf(error) === undefined) throw error;
-          });
-        }
-      }
-    };
-    try {
-      await walk(real, rel);
-    } catch (error) {
-      throw mapFsError(error, path, "not_a_directory");
-    }
-    return entries;
+    return this.files.listFiles(path, options);
   }
 
   async exists(path: string): Promise<boolean> {
     this.ensureOpen();
-    const { real } = await this.resolve(path);
-    try {
-      await lstat(real);
-      return true;
-    } catch {
-      return false;
-    }
+    return this.files.exists(path);
   }
 
   async runCode(
@@ -420,7 +316,7 @@ export class HostSandbox implements SandboxV1 {
   }
 
   private resolve(path: string): Promise<WorkspacePath> {
-    return resolveInWorkspace(path, this.state.root);
+    return this.files.resolve(path);
   }
 
   private async run(argv: string[], options: ExecOptions): Promise<ExecResult> {
