@@ -183,6 +183,19 @@ describe.skipIf(!check.available)(`bubblewrap against hostile commands (${check.
     }
   });
 
+  it("cannot open the supervisor's pipes or environment (it lives in the parent user namespace)", async () => {
+    const isolated = await open("bubblewrap");
+    const probe = await isolated.exec(
+      `for d in /proc/[0-9]*; do case "$(tr '\\0' ' ' < $d/cmdline 2>/dev/null)" in *"use strict"*) s=\${d#/proc/} ;; esac; done
+echo "supervisor=$s"; readlink /proc/$s/fd/1 2>&1; cat /proc/$s/environ 2>&1; echo forged > /proc/$s/fd/1 2>&1 || echo write-refused`,
+    );
+    expect(probe.stdout).toMatch(/^supervisor=\d+\n/);
+    expect(probe.stdout + probe.stderr).not.toMatch(/pipe:\[/);
+    expect(probe.stdout + probe.stderr).toMatch(/Permission denied/);
+    expect(probe.stdout).toContain("write-refused");
+    expect((await isolated.exec("echo still-fine")).stdout).toBe("still-fine\n");
+  });
+
   it("holds no capability and cannot create a device or mount anything", async () => {
     const isolated = await open("bubblewrap");
     const result = await isolated.exec(
