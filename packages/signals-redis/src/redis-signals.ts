@@ -225,10 +225,15 @@ export function redisSignals(options: RedisSignalsOptions = {}): RedisSignals {
       if (topic.startsWith("run:")) local.deliver({ kind: "event", runId: topic.slice(4), seq: -1 });
     }
   };
+  // Once per lost connection, not once per failed reconnect attempt.
+  let subUp = false;
   sub.on("close", () => {
-    if (subWasReady) lost();
+    if (!subUp) return;
+    subUp = false;
+    lost();
   });
   sub.on("ready", () => {
+    subUp = true;
     if (!subWasReady) {
       subWasReady = true;
       return;
