@@ -1,5 +1,6 @@
 import { defineTool, type JsonValue, OpenRathError, type Tool } from "@openrath/core";
 import { McpConnection, type McpServerSpec } from "./internal/connection.js";
+import { effectOfAnnotations, type ToolAnnotations } from "./internal/effect-class.js";
 import { parametersOf } from "./internal/input-schema.js";
 import {
   errorText,
@@ -82,6 +83,8 @@ interface ListedTool {
   readonly title?: string;
   readonly description?: string;
   readonly inputSchema?: unknown;
+  /** Behaviour hints (`readOnlyHint`, `idempotentHint`…): they give the tool's effect class. */
+  readonly annotations?: ToolAnnotations;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -247,6 +250,7 @@ class Toolset implements McpToolset {
       name,
       description: listed.description ?? listed.title ?? "",
       parameters: parametersOf(listed.inputSchema),
+      ...effectOfAnnotations(listed.annotations),
       resourceKey: parallel
         ? () => `mcp:${connection.label}:${++laneCounter}`
         : () => `mcp:${connection.label}`,
