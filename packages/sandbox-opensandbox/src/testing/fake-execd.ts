@@ -299,14 +299,23 @@ class EventWriter {
 
   /** Resolves once the response can take more. */
   drained(): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.gone || !this.res.writableNeedDrain) resolve();
+    this.draining ??= new Promise<void>((resolve) => {
+      const done = () => {
+        this.res.off("drain", done);
+        this.res.off("close", done);
+        this.draining = undefined;
+        resolve();
+      };
+      if (this.gone || !this.res.writableNeedDrain) done();
       else {
-        this.res.once("drain", () => resolve());
-        this.res.once("close", () => resolve());
+        this.res.on("drain", done);
+        this.res.on("close", done);
       }
     });
+    return this.draining;
   }
+
+  private draining: Promise<void> | undefined;
 
   /** Keep-alive pings: the first right away (k8s `wait.Until` runs at once), then every interval. */
   startPing(): void {
@@ -708,14 +717,9 @@ export class FakeExecd {
     // only then answer. Only the group: a descendant that left it (setsid) is not signalled.
     killGroup(child, "SIGTERM");
     void (async () => {
-      const gone = () => {
-        try {
-          process.kill(-child.pid!, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      };
+      // The fake's group is bubblewrap's, whose sandbox may outlive a SIGTERM to it: "gone" is the
+      // command having ended, as execd's probe of the group means.
+      const gone = () => !record.running;
       const deadline = Date.now() + 3000;
       while (!gone() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       if (!gone()) killGroup(child, "SIGKILL");
