@@ -5,13 +5,13 @@ import { SANDBOX_TOOLS } from "./builtin-tools.js";
 import { BRANCH_EXTRA, type Branch, branchLabel, type CallPosition, REQUEST_EXTRA } from "./call-position.js";
 import type { AssistantChunk, Chunk, ChunkInput, Message } from "./chunk.js";
 import { OpenRathError } from "./errors.js";
+import { chainStart, type HashLanes, mixLanes } from "./internal/hash.js";
 import type { JsonValue } from "./json.js";
 import { callModel } from "./model-call.js";
 import type { ProviderDelta, ProviderRequest, ProviderResponse, ProviderV1 } from "./provider.js";
 import {
-  chainMessages,
-  messageHash,
-  messagesDigest,
+  chainDigest,
+  messageLanes,
   projectChunk,
   type RequestDigest,
   requestDigest,
@@ -35,7 +35,8 @@ interface Prepared {
   readonly byName: ReadonlyMap<string, Tool<never>>;
   readonly specs: ProviderRequest["tools"];
   readonly head: readonly Message[];
-  readonly headDigest: string;
+  /** The message chain after the head. */
+  readonly headChain: HashLanes;
   readonly headChars: number;
   readonly digest: RequestDigest;
 }
@@ -64,7 +65,7 @@ function prepare(agent: LoopAgent, config: AgentOptions, placed: boolean): Prepa
     byName: new Map(tools.map((t) => [t.name, t])),
     specs: specs.length > 0 ? specs : undefined,
     head,
-    headDigest: messagesDigest(head.map(messageHash)),
+    headChain: chainOf(head),
     headChars: head.reduce((n, m) => n + JSON.stringify(m).length, 0),
     digest: requestDigest(request, head.length),
   };
@@ -102,13 +103,13 @@ export async function runLoop(
   const admitted = { count: config.toolPolicy?.maxCalls !== undefined ? toolCallsRun(input) : 0 };
   // The transcript as messages, kept up to date as the run appends (each chunk projected once).
   const messages: Message[] = [...p.head];
-  let digest = p.headDigest;
+  const chain: HashLanes = [...p.headChain];
   let chars = p.headChars;
   const add = (chunk: Chunk) => {
     const projected = projectChunk(chunk);
     if (!projected) return;
     messages.push(projected.message);
-    digest = chainMessages(digest, projected.hash);
+    mixLanes(chain, projected.lanes);
     chars += projected.chars;
   };
   for (const chunk of out.chunks) add(chunk);
@@ -156,7 +157,7 @@ export async function runLoop(
         author,
         provider: agent.provider,
         request,
-        messagesDigest: digest,
+        messagesDigest: chainDigest(chain),
         promptChars: chars,
         position,
         streaming,
@@ -225,6 +226,13 @@ type StreamedDelta = Exclude<ProviderDelta, { type: "response" }>;
 type ToolCallDeltaEvent = Extract<AgentEvent, { type: "tool_call_delta" }>;
 
 const ignore = () => {};
+
+/** The message chain over `messages`. */
+function chainOf(messages: readonly Message[]): HashLanes {
+  const chain = chainStart();
+  for (const m of messages) mixLanes(chain, messageLanes(m));
+  return chain;
+}
 const NEVER = new AbortController().signal;
 
 function emitDelta(agent: string, delta: StreamedDelta, emit: (e: AgentEvent) => void): void {

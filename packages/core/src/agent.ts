@@ -5,6 +5,7 @@ import { checkBudgetLimits } from "./budget.js";
 import { SANDBOX_TOOLS } from "./builtin-tools.js";
 import { type Branch, withScope } from "./call-position.js";
 import { OpenRathError } from "./errors.js";
+import { unracedSignal } from "./internal/abort.js";
 import { AsyncQueue } from "./internal/async-queue.js";
 import type { MemoryEntry, MemoryHit, MemoryInput, RecallOptions } from "./memory.js";
 import type { ProviderV1 } from "./provider.js";
@@ -120,6 +121,9 @@ export class Agent {
     const forward = () => controller.abort(outer?.reason);
     if (outer?.aborted) forward();
     else outer?.addEventListener("abort", forward, { once: true });
+    // Without the caller's signal only the consumer leaving fires ours, and then nobody waits:
+    // calls in flight get the abort but are not raced, and the run stops before its next call.
+    if (!outer) unracedSignal(controller.signal);
     const queue = new AsyncQueue<AgentEvent>(() =>
       controller.abort(new OpenRathError("aborted", "The stream's consumer stopped reading.")),
     );

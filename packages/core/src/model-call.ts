@@ -62,7 +62,7 @@ function estimate(spec: ModelCallSpec): number {
  */
 export async function callModel(spec: ModelCallSpec): Promise<ModelCallResult> {
   const { request, run } = spec;
-  const fingerprint = requestFingerprint(request, undefined, spec.messagesDigest);
+  const fingerprint = requestFingerprint(request, spec.messagesDigest);
   const holds: BudgetHold[] = [];
   if (run.budget || spec.own) {
     const budgets: [Budget | undefined, "run" | "own"][] = [

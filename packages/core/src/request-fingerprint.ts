@@ -1,5 +1,5 @@
 import { type Chunk, chunkToMessage, type Message } from "./chunk.js";
-import { hashString } from "./internal/hash.js";
+import { chainStart, type HashLanes, hashLanes, hashString, lanesToHex, mixLanes } from "./internal/hash.js";
 import type { JsonValue } from "./json.js";
 import type { ProviderRequest } from "./provider.js";
 
@@ -21,33 +21,34 @@ function toolsHash(tools: ProviderRequest["tools"]): string | null {
   return hash;
 }
 
-/** The digest of a message list with one more message (hash `messageHash`) at its end: O(1) per message. */
-export function chainMessages(digest: string, messageHash: string): string {
-  return hashString(digest + messageHash);
+/** The hash lanes of one message (of its JSON), as the message chain folds them in. */
+export function messageLanes(message: Message): HashLanes {
+  return hashLanes(JSON.stringify(message));
 }
 
-/** The digest of a whole message list, as {@link chainMessages} builds it one message at a time. */
-export function messagesDigest(messageHashes: readonly string[]): string {
-  let digest = "";
-  for (const hash of messageHashes) digest = chainMessages(digest, hash);
-  return digest;
+/** The digest of a message chain so far (28 hex digits). */
+export function chainDigest(chain: HashLanes): string {
+  return lanesToHex(chain);
+}
+
+/** The digest of a whole message list, as an agent builds it one message at a time with {@link mixLanes}. */
+export function messagesDigest(messages: readonly Message[]): string {
+  const chain = chainStart();
+  for (const message of messages) mixLanes(chain, messageLanes(message));
+  return lanesToHex(chain);
 }
 
 /**
  * The fingerprint of a request: what `ReplayProvider` matches a recorded turn by. Built from a
- * digest of the messages — a chain over one hash per message, so an agent adds each message once
- * instead of rehashing the transcript every turn — and the model, tools, tool choice and response
- * format. Pass `messageHashes` (or their chained `digest`) when they are known.
+ * digest of the messages — a chain folding in each message's hash, so an agent adds each message
+ * once instead of rehashing the transcript every turn — and the model, tools, tool choice and
+ * response format. Pass the messages' `digest` when it is known.
  */
-export function requestFingerprint(
-  request: ProviderRequest,
-  messageHashes?: readonly string[],
-  digest?: string,
-): string {
+export function requestFingerprint(request: ProviderRequest, digest?: string): string {
   return hashString(
     JSON.stringify([
       request.model ?? null,
-      digest ?? messagesDigest(messageHashes ?? request.messages.map(messageHash)),
+      digest ?? messagesDigest(request.messages),
       toolsHash(request.tools),
       request.toolChoice ?? null,
       request.responseFormat ?? null,
@@ -58,7 +59,8 @@ export function requestFingerprint(
 /** A chunk's message, its hash and its JSON length, computed once per chunk (chunks are immutable). */
 export interface ProjectedChunk {
   readonly message: Message;
-  readonly hash: string;
+  /** The message's hash lanes, for the request's message chain. */
+  readonly lanes: HashLanes;
   /** Characters of the message's JSON: what a budget's prompt estimate adds up. */
   readonly chars: number;
 }
@@ -80,7 +82,7 @@ export function projectChunk(chunk: Chunk): ProjectedChunk | null {
         }
         Object.freeze(message.tool_calls);
       }
-      p = { message: Object.freeze(message), hash: hashString(json), chars: json.length };
+      p = { message: Object.freeze(message), lanes: hashLanes(json), chars: json.length };
     } else p = null;
     projected.set(chunk, p);
   }

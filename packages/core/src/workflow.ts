@@ -2,6 +2,7 @@ import { Agent } from "./agent.js";
 import type { RunEvent, RunOptions } from "./agent-options.js";
 import { withScope } from "./call-position.js";
 import { OpenRathError } from "./errors.js";
+import { unracedSignal } from "./internal/abort.js";
 import { AsyncQueue } from "./internal/async-queue.js";
 import type { Session } from "./session.js";
 
@@ -77,6 +78,9 @@ export abstract class Workflow implements Runnable {
     const forward = () => controller.abort(outer?.reason);
     if (outer?.aborted) forward();
     else outer?.addEventListener("abort", forward, { once: true });
+    // Without the caller's signal only the consumer leaving fires ours, and then nobody waits:
+    // calls in flight get the abort but are not raced, and the run stops before its next call.
+    if (!outer) unracedSignal(controller.signal);
     const queue = new AsyncQueue<RunEvent>(() =>
       controller.abort(new OpenRathError("aborted", "The stream's consumer stopped reading.")),
     );

@@ -36,6 +36,17 @@ class AbortWatch {
 }
 
 const watches = new WeakMap<AbortSignal, AbortWatch>();
+const unraced = new WeakSet<AbortSignal>();
+
+/**
+ * Marks `signal` as one nobody waits on when it fires — a stream's own signal, fired when its
+ * consumer stops reading — so races against it are skipped: the work in flight still gets the
+ * abort (cooperative providers and tools stop), and the run stops before its next call.
+ */
+export function unracedSignal(signal: AbortSignal): AbortSignal {
+  unraced.add(signal);
+  return signal;
+}
 
 /**
  * `promise`, or a rejection with `onAbort()` as soon as `signal` fires, whichever comes first: an
@@ -47,7 +58,7 @@ export function raceAbort<T>(
   signal: AbortSignal | undefined,
   onAbort: () => unknown,
 ): Promise<T> {
-  if (!signal) return promise;
+  if (!signal || unraced.has(signal)) return promise;
   if (signal.aborted) {
     promise.catch(() => {});
     return Promise.reject(onAbort());

@@ -1,11 +1,12 @@
+/** The four 32-bit lanes of a {@link hashString} before they are turned into hex. */
+export type HashLanes = [number, number, number, number];
+
 /**
- * A 106-bit non-cryptographic hash of a string (two 53-bit cyrb53 lanes computed in one pass),
- * as 28 hex digits. Stable across runs and platforms; used to recognise a model request again on
- * replay.
+ * The lanes of the hash of `text`: two UTF-16 code units per step (one 32-bit word), four
+ * multiply-xor lanes. The length seeds the lanes, so a string and its extension by a zero code
+ * unit differ.
  */
-export function hashString(text: string): string {
-  // Two UTF-16 code units per step (one 32-bit word): half the multiplications of one per step.
-  // The length seeds the lanes, so a string and its extension by a zero code unit differ.
+export function hashLanes(text: string): HashLanes {
   const n = text.length;
   let a1 = 0xdeadbeef ^ 0x9e3779b1 ^ n;
   let a2 = 0x41c6ce57 ^ 0x9e3779b1;
@@ -18,16 +19,43 @@ export function hashString(text: string): string {
     b1 = Math.imul(b1 ^ ch, 2654435761);
     b2 = Math.imul(b2 ^ ch, 1597334677);
   }
-  finish(a1, a2, 0);
-  finish(b1, b2, 14);
-  return String.fromCharCode.apply(null, out);
+  return [a1, a2, b1, b2];
+}
+
+/** Lanes to start a chain with ({@link mixLanes}). */
+export function chainStart(): HashLanes {
+  return [0x2545f491, 0x7f4a7c15, 0x61c88647, 0x3c6ef372];
+}
+
+/** Folds the lanes `next` into the chain `into`, in place: O(1) per link, order-sensitive. */
+export function mixLanes(into: HashLanes, next: HashLanes): void {
+  into[0] = Math.imul(into[0] ^ next[0], 2654435761) ^ (into[1] >>> 15);
+  into[1] = Math.imul(into[1] ^ next[1], 1597334677) ^ (into[2] >>> 13);
+  into[2] = Math.imul(into[2] ^ next[2], 2654435761) ^ (into[3] >>> 15);
+  into[3] = Math.imul(into[3] ^ next[3], 1597334677) ^ (into[0] >>> 13);
+}
+
+/**
+ * A 106-bit non-cryptographic hash of a string (two 53-bit cyrb53-style lanes pairs computed in
+ * one pass), as 28 hex digits. Stable across runs and platforms; used to recognise a model
+ * request again on replay.
+ */
+export function hashString(text: string): string {
+  return lanesToHex(hashLanes(text));
 }
 
 const HEX = Array.from("0123456789abcdef", (c) => c.charCodeAt(0));
-// The 28 character codes of the result, written in place: one flat string, no number-to-hex conversion.
+// The 28 character codes of a result, written in place: one flat string, no number-to-hex conversion.
 const out = new Array<number>(28).fill(48);
 
-/** Writes one lane's 53-bit value, 2^32 * (2097151 & h2) + (h1 >>> 0), as 14 hex digits at `at`. */
+/** The 28 hex digits of hash lanes (each pair finished into 53 bits). */
+export function lanesToHex(lanes: HashLanes): string {
+  finish(lanes[0], lanes[1], 0);
+  finish(lanes[2], lanes[3], 14);
+  return String.fromCharCode.apply(null, out);
+}
+
+/** Writes one pair's 53-bit value, 2^32 * (2097151 & h2) + (h1 >>> 0), as 14 hex digits at `at`. */
 function finish(h1: number, h2: number, at: number): void {
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
