@@ -49,15 +49,19 @@ interface Packed {
  */
 export class TextIndex {
   readonly vocabulary: Vocabulary;
+  /** Ids of the terms added since the snapshot; the snapshot's own are found in {@link packedTerms}. */
   private readonly termIds = new Map<string, number>();
-  private readonly terms: string[] = [];
-  private readonly postings: (Posting | undefined)[] = [];
+  /** The snapshot's terms, sorted: term `i` has id `i` (binary search, so opening builds no map). */
+  private packedTerms: readonly string[] = [];
+  private terms: string[] = [];
+  private postings: (Posting | undefined)[] = [];
   private packed: Packed | undefined;
 
-  private readonly docs: (StoredDoc | undefined)[] = [];
+  private docs: (StoredDoc | undefined)[] = [];
   private lengths = new Float64Array(1024);
   private scopeOf = new Int32Array(1024);
-  private readonly keys = new Map<string, number>();
+  /** Entry numbers by key, built on first use (a reopened store answers queries without it). */
+  private keyMap: Map<string, number> | undefined = new Map();
   private readonly scopeIds = new Map<string, number>();
   /** Per scope id, the numbers of its entries, increasing (tfs unused). */
   private readonly scopeDocs: Posting[] = [];
@@ -75,7 +79,7 @@ export class TextIndex {
 
   /** The entry stored under `key` ({@link docKey}), if any. */
   get(key: string): StoredDoc | undefined {
-    const n = this.keys.get(key);
+    const n = this.keys().get(key);
     return n === undefined ? undefined : this.docs[n];
   }
 
@@ -101,24 +105,25 @@ export class TextIndex {
 
   /** Whether `term` has entries. */
   has(term: string): boolean {
-    const id = this.termIds.get(term);
+    const id = this.termId(term);
     return id !== undefined && this.dfOf(id) > 0;
   }
 
   /** Number of entries holding `term`. */
   df(term: string): number {
-    const id = this.termIds.get(term);
+    const id = this.termId(term);
     return id === undefined ? 0 : this.dfOf(id);
   }
 
   /** Adds `doc` (whose key must be free) with its analyzed text; returns its number. */
   add(doc: StoredDoc, analyzed: AnalyzedText): number {
     const key = docKey(doc.scope, doc.id);
-    if (this.keys.has(key)) throw new Error(`the entry ${JSON.stringify(doc.id)} is already indexed`);
+    const keys = this.keys();
+    if (keys.has(key)) throw new Error(`the entry ${JSON.stringify(doc.id)} is already indexed`);
     const n = this.docs.length;
     if (n >= this.lengths.length) this.grow(n * 2);
     this.docs.push(doc);
-    this.keys.set(key, n);
+    keys.set(key, n);
     const length = analyzed.length;
     this.lengths[n] = length;
     const scope = this.scopeId(doc.scope);
@@ -127,7 +132,7 @@ export class TextIndex {
     this.live++;
     this.totalLength += length;
     for (const term of analyzed.terms) {
-      let id = this.termIds.get(term);
+      let id = this.termId(term);
       if (id === undefined) {
         id = this.terms.length;
         this.terms.push(term);
@@ -142,19 +147,20 @@ export class TextIndex {
 
   /** Removes the entry under `key`, whose text analyzed to `analyzed`; returns it. */
   remove(key: string, analyzed: AnalyzedText): StoredDoc | undefined {
-    const n = this.keys.get(key);
+    const keys = this.keys();
+    const n = keys.get(key);
     if (n === undefined) return undefined;
     const doc = this.docs[n]!;
     const seen = new Set<string>();
     for (const term of analyzed.terms) {
       if (seen.has(term)) continue;
       seen.add(term);
-      const id = this.termIds.get(term);
+      const id = this.termId(term);
       if (id !== undefined) this.posting(id)!.remove(n);
     }
     this.scopeDocs[this.scopeOf[n]!]!.remove(n);
     this.docs[n] = undefined;
-    this.keys.delete(key);
+    keys.delete(key);
     this.live--;
     this.totalLength -= this.lengths[n]!;
     return doc;
@@ -194,7 +200,7 @@ export class TextIndex {
       {
         groups,
         resolve: (term) => {
-          const id = this.termIds.get(term);
+          const id = this.termId(term);
           return id === undefined ? undefined : this.posting(id);
         },
         live: this.live,
@@ -225,7 +231,7 @@ export class TextIndex {
     const sizes: number[] = [];
     const writer = new PostingWriter();
     for (const term of terms) {
-      const posting = this.posting(this.termIds.get(term)!)!;
+      const posting = this.posting(this.termId(term)!)!;
       const mapped = new Int32Array(posting.size);
       for (let k = 0; k < posting.size; k++) mapped[k] = renumber[posting.docs[k]!]!;
       counts.push(posting.size);
@@ -258,14 +264,12 @@ export class TextIndex {
     }
     const index = new TextIndex(Vocabulary.fromSorted(terms));
     index.grow(Math.max(1024, docs.length));
+    index.docs = docs.slice();
+    index.keyMap = undefined;
     for (let n = 0; n < docs.length; n++) {
       const doc = docs[n]!;
       const length = lengths[n]!;
       if (typeof length !== "number" || !(length >= 0)) throw new Error(`entry ${n} has an invalid length`);
-      const key = docKey(doc.scope, doc.id);
-      if (index.keys.has(key)) throw new Error(`the entry id ${JSON.stringify(doc.id)} repeats in its scope`);
-      index.docs.push(doc);
-      index.keys.set(key, n);
       index.lengths[n] = length;
       const scope = index.scopeId(doc.scope);
       index.scopeOf[n] = scope;
@@ -288,13 +292,48 @@ export class TextIndex {
         throw new Error(`the posting of term ${JSON.stringify(terms[t])} has an invalid size`);
       }
       starts[t + 1] = starts[t]! + size;
-      index.termIds.set(terms[t]!, t);
-      index.terms.push(terms[t]!);
-      index.postings.push(undefined);
     }
+    index.packedTerms = terms;
+    index.terms = terms.slice();
+    index.postings = new Array<Posting | undefined>(terms.length);
     if (starts[terms.length] !== bytes.length) throw new Error("the postings do not add up to their bytes");
     index.packed = { bytes, starts, counts, docLimit: docs.length };
     return index;
+  }
+
+  /** The id of `term`, if it was ever indexed. */
+  private termId(term: string): number | undefined {
+    const added = this.termIds.get(term);
+    if (added !== undefined) return added;
+    const sorted = this.packedTerms;
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (sorted[mid]! < term) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < sorted.length && sorted[lo] === term ? lo : undefined;
+  }
+
+  /** Entry numbers by key, built from the entries the first time it is needed. */
+  private keys(): Map<string, number> {
+    if (this.keyMap !== undefined) return this.keyMap;
+    const keys = new Map<string, number>();
+    this.docs.forEach((doc, n) => {
+      if (doc === undefined) return;
+      const key = docKey(doc.scope, doc.id);
+      if (keys.has(key)) {
+        throw new MemoryError(
+          "memory_corrupt",
+          `The memory store's snapshot holds the entry id ${JSON.stringify(doc.id)} twice at scope ${doc.scope}. Restore memory.json.bak or remember the entries again.`,
+          { details: { id: doc.id, scope: doc.scope } },
+        );
+      }
+      keys.set(key, n);
+    });
+    this.keyMap = keys;
+    return keys;
   }
 
   private dfOf(id: number): number {
