@@ -91,7 +91,6 @@ export async function callModel(spec: ModelCallSpec): Promise<ModelCallResult> {
     onDelta: spec.streaming ? spec.onDelta : undefined,
     position: spec.position,
   };
-  const next = () => callProvider(spec.provider, request, options);
   let response: ProviderResponse;
   try {
     const hook = run.calls?.model;
@@ -103,8 +102,8 @@ export async function callModel(spec: ModelCallSpec): Promise<ModelCallResult> {
         fingerprint,
         streaming: spec.streaming,
       };
-      response = await hook.call(run.calls, call, next);
-    } else response = await next();
+      response = await hook.call(run.calls, call, () => callProvider(spec.provider, request, options));
+    } else response = await callProvider(spec.provider, request, options);
   } catch (error) {
     for (const h of holds) h.release();
     throw error;

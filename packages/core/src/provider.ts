@@ -1,7 +1,7 @@
 import type { CallPosition } from "./call-position.js";
 import type { Message, ReasoningItem, ToolCall } from "./chunk.js";
 import { OpenRathError, type OpenRathErrorOptions } from "./errors.js";
-import { AbortableReader, raceAbort } from "./internal/abort.js";
+import { AbortableReader, raceAbort, racesOn } from "./internal/abort.js";
 import { AsyncQueue } from "./internal/async-queue.js";
 import type { JsonObject } from "./json.js";
 import type { Usage } from "./usage.js";
@@ -253,18 +253,21 @@ export async function callProvider(
     signal || options.position
       ? { ...(signal ? { signal } : {}), ...(options.position ? { position: options.position } : {}) }
       : {};
-  const aborted = () => abortError(signal!);
+  // Racing costs a promise per step: only when someone may be waiting on an abort.
+  const raced = racesOn(signal);
+  const aborted = raced ? () => abortError(signal) : undefined;
   for (let attempt = 1; ; attempt++) {
     if (signal?.aborted) throw abortError(signal);
     let started = false;
     try {
       if (!onDelta || !provider.stream) {
-        const response = await raceAbort(provider.complete(request, callOptions), signal, aborted);
+        const pending = provider.complete(request, callOptions);
+        const response = await (aborted ? raceAbort(pending, signal, aborted) : pending);
         if (onDelta && response.content) onDelta({ type: "text", text: response.content });
         return response;
       }
       const iterator = provider.stream(request, callOptions)[Symbol.asyncIterator]();
-      const reader = new AbortableReader(iterator, signal, aborted);
+      const reader = aborted ? new AbortableReader(iterator, signal, aborted) : iterator;
       let ended = false;
       try {
         for (;;) {

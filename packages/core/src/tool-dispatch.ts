@@ -275,18 +275,19 @@ async function runTool(
   const name = p.tool.name;
   const args = override && "args" in override ? override.args : p.args;
   try {
-    const running = Promise.resolve().then(() =>
-      p.tool.execute(args as never, {
-        ...override?.context,
-        session: ctx.session,
-        agent: ctx.agent,
-        callId: call.id,
-        signal: ctx.signal,
-        sandbox: () => ctx.session.sandbox({ signal: ctx.signal }),
-        emit: (data) => ctx.emit({ type: "tool_progress", agent: ctx.agent, callId: call.id, name, data }),
-      }),
-    );
-    const value = await raceAbort(running, ctx.race, abandoned);
+    const running = p.tool.execute(args as never, {
+      ...override?.context,
+      session: ctx.session,
+      agent: ctx.agent,
+      callId: call.id,
+      signal: ctx.signal,
+      sandbox: () => ctx.session.sandbox({ signal: ctx.signal }),
+      emit: (data) => ctx.emit({ type: "tool_progress", agent: ctx.agent, callId: call.id, name, data }),
+    });
+    // A synchronous tool has its value already; a pending one is raced against the run's abort.
+    const value = isThenable(running)
+      ? await raceAbort(Promise.resolve(running), ctx.race, abandoned)
+      : running;
     return { content: projectToolResult(value, p.tool.maxResultChars), isError: false };
   } catch (error) {
     if (error === ABANDONED_TOOL) {
@@ -299,6 +300,14 @@ async function runTool(
     }
     return failed(thrown(error));
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === "object" || typeof value === "function") &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
 }
 
 /** The structured result of a tool that threw. */

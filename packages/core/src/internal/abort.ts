@@ -48,6 +48,11 @@ export function unracedSignal(signal: AbortSignal): AbortSignal {
   return signal;
 }
 
+/** Whether races against `signal` are run (there is a signal, and it is not {@link unracedSignal}'s). */
+export function racesOn(signal: AbortSignal | undefined): signal is AbortSignal {
+  return signal !== undefined && !unraced.has(signal);
+}
+
 /**
  * `promise`, or a rejection with `onAbort()` as soon as `signal` fires, whichever comes first: an
  * abort returns promptly even when the work behind `promise` ignores the signal. Without a signal,
