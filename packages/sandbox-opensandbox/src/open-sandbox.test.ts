@@ -352,6 +352,21 @@ describe.skipIf(!bubblewrap.available)(`faults against the fake server (${bubble
     expect(hostProcesses(`sleep ${marker}`)).toEqual([]);
   });
 
+  it("after a timeout kills what left the process group but carries the command's marker", async () => {
+    const sandbox = await open();
+    const marker = `openrath-adapter-setsid-${process.pid}-${Date.now()}`;
+    await rejection(
+      sandbox.exec(`setsid sh -c 'sleep 30' ${marker} & sleep 30`, { timeoutMs: 700 }),
+      "exec_timeout",
+    );
+    const scan = await sandbox.exec(
+      `for d in /proc/[0-9]*; do tr '\\0' ' ' < $d/cmdline 2>/dev/null; echo; done | grep -c "$M" || true`,
+      // A bracket in the pattern keeps grep's own command line from matching it.
+      { env: { M: `[${marker[0]}]${marker.slice(1)}` } },
+    );
+    expect(scan.stdout.trim(), "execd's group signal missed it and the adapter did not kill it").toBe("0");
+  });
+
   it("a 5xx on /command is sandbox_remote_error with the server's code and message", async () => {
     const sandbox = await open();
     fake.control.fail({

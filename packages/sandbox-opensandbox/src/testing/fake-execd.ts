@@ -21,6 +21,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { cpus, freemem, totalmem } from "node:os";
 import { posix } from "node:path";
 import { spawnInSandbox } from "./bwrap.js";
+import { ContainerProcess, FakeContainer } from "./fake-container.js";
 import { globToRegExp, parseMultipart, readBody, sendEmpty, sendJson, sendText } from "./fake-http.js";
 import { fileInfo, type Mount, SandboxFs } from "./sandbox-fs.js";
 
@@ -78,7 +79,7 @@ interface CommandRecord {
   readonly content: string;
   readonly background: boolean;
   readonly startedAt: Date;
-  child?: ChildProcess;
+  child?: ChildProcess | ContainerProcess;
   running: boolean;
   exitCode: number | null;
   error?: string;
@@ -362,6 +363,8 @@ export class FakeExecd {
   readonly interrupted: string[] = [];
   private readonly defaultContexts = new Map<string, string>();
   private closed = false;
+  /** The sandbox's shared namespace, where its commands run (started with the first). */
+  private container: FakeContainer | undefined;
 
   constructor(readonly options: FakeExecdOptions) {
     this.fs = new SandboxFs(options.mounts);
@@ -378,7 +381,7 @@ export class FakeExecd {
   /** Kills everything (the sandbox was deleted); resolves once the processes are gone. */
   async killAll() {
     this.closed = true;
-    const children: ChildProcess[] = [];
+    const children: (ChildProcess | ContainerProcess)[] = [];
     for (const record of this.commands.values())
       if (record.running && record.child) children.push(record.child);
     for (const context of this.contexts.values()) {
@@ -398,6 +401,7 @@ export class FakeExecd {
           }),
       ),
     );
+    await this.container?.close();
   }
 
   /** Handles one request; `path` is relative to execd's root (any `/proxy/44772` prefix removed). */
@@ -551,7 +555,9 @@ export class FakeExecd {
   }
 
   private spawnCommand(record: CommandRecord, command: string, cwd: string, env: Record<string, string>) {
-    const child = spawnInSandbox(["bash", "-c", command], { mounts: this.options.mounts, cwd, env });
+    // Every command of a sandbox shares one namespace, as in a container: see FakeContainer.
+    this.container ??= new FakeContainer(this.options.mounts, this.options.env);
+    const child = this.container.spawn(["bash", "-c", command], { cwd, env });
     record.child = child;
     this.commands.set(record.id, record);
     return child;
@@ -1336,8 +1342,15 @@ export class FakeExecd {
   }
 }
 
-/** Kills a sandboxed process group (bubblewrap leads it; its death tears down the PID namespace). */
-export function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+/**
+ * Signals a command's process group (in its container: execd's `syscall.Kill(-pid, sig)`, which
+ * misses descendants that left the group), or kills a kernel's own bubblewrap sandbox.
+ */
+export function killGroup(child: ChildProcess | ContainerProcess, signal: NodeJS.Signals): void {
+  if (child instanceof ContainerProcess) {
+    child.signalGroup(signal);
+    return;
+  }
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
   try {
     process.kill(-child.pid, signal);

@@ -386,6 +386,37 @@ describe.skipIf(!bubblewrap.available)(`fake OpenSandbox: execd (${bubblewrap.re
     });
   });
 
+  it("an interrupt signals the process group only: a setsid descendant survives, as under execd", async () => {
+    const marker = `openrath-fake-setsid-${process.pid}`;
+    const response = await execd("/command", {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({
+        command: `setsid sh -c 'sleep 30' ${marker} & sleep 0.3; echo ready; sleep 30`,
+      }),
+    });
+    const reader = response.body!.getReader();
+    let text = "";
+    // Once "ready" arrives the descendant has left the group.
+    while (!text.includes('"ready"')) text += new TextDecoder().decode((await reader.read()).value);
+    const commandId = /"text":"([^"]+)"/.exec(text)![1]!;
+    expect((await execd(`/command?id=${commandId}`, { method: "DELETE" })).status).toBe(200);
+    await reader.cancel();
+    const scan = await command({
+      command: `for d in /proc/[0-9]*; do tr '\\0' ' ' < $d/cmdline 2>/dev/null; echo; done | grep -c "$M" || true`,
+      // A bracket in the pattern keeps grep's own command line from matching it.
+      envs: { M: `[${marker[0]}]${marker.slice(1)}` },
+    });
+    const lines = content(frames(scan.text))
+      .filter((f) => f.type === "stdout")
+      .map((f) => f.text);
+    // The grep's own shell does not hold the marker in its command line; the survivor does.
+    expect(
+      Number(lines[0]),
+      "the setsid descendant died with its group; real execd leaves it",
+    ).toBeGreaterThan(0);
+  });
+
   it("12: background commands answer at once; status and logs follow", async () => {
     const { text } = await command({
       command: "echo one; while [ ! -e /workspace/go ]; do sleep 0.05; done; echo two >&2",

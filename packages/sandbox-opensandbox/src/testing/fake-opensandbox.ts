@@ -7,9 +7,9 @@
  * Python cells really run, in bubblewrap, with a host temp dir bound at `/workspace` (and one at
  * `/tmp`) and every namespace unshared (so no network).
  *
- * Known differences from a real deployment, none of which the adapter relies on: a command's
- * background children die with it (each command gets its own PID namespace); each Python cell
- * runs in a fresh interpreter, so contexts keep no state between runs; bash sessions, PTYs,
+ * Known differences from a real deployment are listed in the package README. Commands of one
+ * sandbox share one namespace (see fake-container.ts), so an interrupt that signals a command's
+ * process group misses a descendant that left it, as with real execd; bash sessions, PTYs,
  * snapshots and egress are not implemented.
  *
  * Not exported from the package: tests import it relatively.
