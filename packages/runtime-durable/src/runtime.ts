@@ -3,7 +3,7 @@ import { baseOf, encodeCheckpoint, restoreSession } from "./checkpoint-codec.js"
 import type { RunEvent, RunRecord } from "./contract/records.js";
 import type { RunStoreV1 } from "./contract/run-store.js";
 import type { SignalsV1 } from "./contract/signals.js";
-import { isTerminal } from "./contract/status.js";
+import { isTerminal, type RunStatus } from "./contract/status.js";
 import { type CompiledPlan, compilePlan } from "./definition/compile.js";
 import { type DurableDefinitionSource, definitionOf } from "./definition/durable-workflow.js";
 import { EffectOperations } from "./effects/effect-operations.js";
@@ -217,7 +217,15 @@ export class DurableRuntime {
   async wait(runId: string, options: { signal?: AbortSignal; parked?: boolean } = {}): Promise<RunRecord> {
     let wake: (() => void) | undefined;
     let pending = false;
-    const stop = await this.signals.subscribe(`run:${runId}`, () => {
+    const done = (status: RunStatus) =>
+      isTerminal(status) || (options.parked === true && (status === "waiting" || status === "needs_review"));
+    const stop = await this.signals.subscribe(`run:${runId}`, (signal) => {
+      // A live payload changes nothing stored, and a known non-final status needs no read.
+      if (
+        signal.kind === "event" &&
+        (signal.live !== undefined || (signal.status !== undefined && !done(signal.status)))
+      )
+        return;
       pending = true;
       const w = wake;
       wake = undefined;
@@ -231,11 +239,7 @@ export class DurableRuntime {
         pending = false;
         const run = await this.store.getRun(runId);
         if (!run) throw new DurableError("run_not_found", `No run ${runId}.`, { details: { runId } });
-        if (
-          isTerminal(run.status) ||
-          (options.parked === true && (run.status === "waiting" || run.status === "needs_review"))
-        )
-          return run;
+        if (done(run.status)) return run;
         if (pending) continue;
         // Woken by the run's next event; a slow safety re-read covers a notification lost in a reconnect.
         await new Promise<void>((resolve) => {

@@ -1,3 +1,5 @@
+import type { RunStatus } from "./status.js";
+
 /**
  * A signal: a hint that something changed in the store. Signals never carry state; a lost
  * signal delays a worker (until its slow safety sweep) but never loses or corrupts a run.
@@ -11,7 +13,14 @@
 export type Signal =
   | { readonly kind: "work"; readonly planHash?: string }
   | { readonly kind: "cancel"; readonly runId: string }
-  | { readonly kind: "event"; readonly runId: string; readonly seq: number; readonly live?: unknown };
+  | {
+      readonly kind: "event";
+      readonly runId: string;
+      readonly seq: number;
+      readonly live?: unknown;
+      /** The run's status after the change, when the publisher knows it (waiters skip a read otherwise needed). */
+      readonly status?: RunStatus;
+    };
 
 /** The topics a listener subscribes to: all work signals, all cancels, or one run's events. */
 export type SignalTopic = "work" | "cancel" | `run:${string}`;

@@ -1,4 +1,4 @@
-import { inProcessSignals, type Signal, type SignalsV1 } from "@openrath/runtime-durable";
+import { inProcessSignals, type RunStatus, type Signal, type SignalsV1 } from "@openrath/runtime-durable";
 
 /** The three channels a store notifies on. */
 export interface NotifyChannels {
@@ -12,10 +12,13 @@ export function signalOf(channels: NotifyChannels, channel: string, payload: str
   if (channel === channels.work) return payload ? { kind: "work", planHash: payload } : { kind: "work" };
   if (channel === channels.cancel) return { kind: "cancel", runId: payload };
   if (channel === channels.events) {
-    const at = payload.lastIndexOf(":");
-    const seq = Number(payload.slice(at + 1));
-    if (at <= 0 || !Number.isFinite(seq)) return undefined;
-    return { kind: "event", runId: payload.slice(0, at), seq };
+    // `<runId>:<seq>` or `<runId>:<seq>:<status>`.
+    const [runId, seqText, status] = payload.split(":");
+    const seq = Number(seqText);
+    if (!runId || !Number.isFinite(seq)) return undefined;
+    return status
+      ? { kind: "event", runId, seq, status: status as RunStatus }
+      : { kind: "event", runId, seq };
   }
   return undefined;
 }
@@ -65,7 +68,11 @@ export function notifySignals(
     async publish(signal) {
       if (signal.kind === "work") await transport.notify(channels.work, signal.planHash ?? "");
       else if (signal.kind === "cancel") await transport.notify(channels.cancel, signal.runId);
-      else await transport.notify(channels.events, `${signal.runId}:${signal.seq}`);
+      else
+        await transport.notify(
+          channels.events,
+          `${signal.runId}:${signal.seq}${signal.status ? `:${signal.status}` : ""}`,
+        );
     },
     async subscribe(topic, listener) {
       await start();

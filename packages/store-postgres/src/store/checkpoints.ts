@@ -45,14 +45,28 @@ export async function materialize(
   id: number,
   db: Db = c.db,
 ): Promise<MaterializedCheckpoint> {
-  const chain = await sql<ChainRow>`
+  // One round trip: the chain, and the chunks its lists name (ids taken from the text by a
+  // pattern, so a malformed row cannot fail the query; anything it misses is fetched after).
+  const result = await sql<{ chain: ChainRow[] | string | null; chunks: [string, string][] | string | null }>`
     with recursive chain as (
       select k.*, 0 as n from ${c.t.checkpoints} k where k.id = ${id}
       union all
       select p.*, chain.n + 1 from ${c.t.checkpoints} p join chain on p.id = chain.base_id
+    ),
+    named as (
+      select distinct m[1] as id from chain, regexp_matches(chain.chunk_ops, '"([^"]*)"', 'g') as m
     )
-    select id, run_id, tenant_id, seq, session_id, base_id, depth, chunk_ops, lineage, placement, next_step, created_at
-    from chain order by n desc`.execute(db);
+    select
+      (select json_agg(json_build_object('id', id, 'run_id', run_id, 'tenant_id', tenant_id, 'seq', seq, 'session_id', session_id,
+        'base_id', base_id, 'depth', depth, 'chunk_ops', chunk_ops, 'lineage', lineage, 'placement', placement,
+        'next_step', next_step, 'created_at', created_at) order by n desc) from chain) as chain,
+      (select json_agg(json_build_array(k.id, k.body)) from ${c.t.chunks} k
+        where k.tenant_id = (select tenant_id from chain where n = 0) and k.id in (select id from named)) as chunks`.execute(
+    db,
+  );
+  const json = <T>(v: T | string | null): T | null => (typeof v === "string" ? (JSON.parse(v) as T) : v);
+  const chain = { rows: json(result.rows[0]?.chain ?? null) ?? [] };
+  const prefetched = json(result.rows[0]?.chunks ?? null) ?? [];
   const rows = chain.rows;
   const head = rows.at(-1);
   if (!head || Number(head.id) !== id) throw corrupt(`checkpoint ${id}`, "it does not exist");
@@ -70,16 +84,20 @@ export async function materialize(
       lineage.set(node.id, node);
     }
   }
-  const unique = [...new Set(ids)];
-  const found = await sql<{ id: string; body: string }>`select id, body from ${c.t.chunks}
-    where tenant_id = ${head.tenant_id} and id = any(${unique}::text[])`.execute(db);
   const bodies = new Map<string, Chunk>();
-  for (const row of found.rows) {
+  const add = (rowId: string, body: string) => {
     try {
-      bodies.set(row.id, chunkFromRow(row.id, row.body));
+      bodies.set(rowId, chunkFromRow(rowId, body));
     } catch (cause) {
-      throw corrupt(where, `chunk ${row.id} is not JSON`, cause);
+      throw corrupt(where, `chunk ${rowId} is not JSON`, cause);
     }
+  };
+  for (const [rowId, body] of prefetched) add(rowId, body);
+  const missing = [...new Set(ids)].filter((chunkId) => !bodies.has(chunkId));
+  if (missing.length > 0) {
+    const found = await sql<{ id: string; body: string }>`select id, body from ${c.t.chunks}
+      where tenant_id = ${head.tenant_id} and id = any(${missing}::text[])`.execute(db);
+    for (const row of found.rows) add(row.id, row.body);
   }
   const chunks: Chunk[] = ids.map((chunkId) => {
     const chunk = bodies.get(chunkId);

@@ -117,7 +117,7 @@ function checkpointCtes(c: StoreContext, write: CheckpointWrite) {
 function eventAndNotify(c: StoreContext, type: string, data: RawBuilder<unknown> | string) {
   return sql`,
     ev as (insert into ${c.t.events} (run_id, seq, type, data) select upd.id, upd.event_seq, ${type}, ${data} from upd),
-    nt as (select pg_notify(${c.channels.events}, upd.id || ':' || upd.event_seq) from upd)`;
+    nt as (select pg_notify(${c.channels.events}, upd.id || ':' || upd.event_seq || ':' || upd.status) from upd)`;
 }
 
 /** See `RunStoreV1.commitStep`. */
@@ -282,7 +282,7 @@ async function operatorTransition(
       insert into ${c.t.events} (run_id, seq, type, data)
       select upd.id, upd.event_seq, 'run.state.changed', (json_build_object('from', upd.prior, 'to', ${to}::text)::jsonb || ${JSON.stringify(event)}::jsonb)::text from upd
     ),
-    nt as (select pg_notify(${c.channels.events}, upd.id || ':' || upd.event_seq) from upd
+    nt as (select pg_notify(${c.channels.events}, upd.id || ':' || upd.event_seq || ':' || upd.status) from upd
       ${extra.notifyWork ? sql`union all select pg_notify(${c.channels.work}, upd.plan_hash) from upd` : sql``}
       ${extra.notifyCancel ? sql`union all select pg_notify(${c.channels.cancel}, upd.id::text) from upd` : sql``})
     select upd.*, (select count(*) from nt) as notified from upd`.execute(c.db);
@@ -347,7 +347,7 @@ export async function appendEvent(c: StoreContext, fence: Fence, event: EventInp
   }
   const result = await sql<{ event_seq: unknown }>`
     with upd as (
-      update ${c.t.runs} r set event_seq = r.event_seq + 1 where ${fenceGuard(fence)} returning r.id, r.event_seq
+      update ${c.t.runs} r set event_seq = r.event_seq + 1 where ${fenceGuard(fence)} returning r.id, r.event_seq, r.status
     )${eventAndNotify(c, event.type, JSON.stringify(event.data ?? null))}
     select upd.event_seq, (select count(*) from nt) as notified from upd`.execute(c.db);
   const row = result.rows[0];
@@ -393,8 +393,8 @@ export async function sweep(c: StoreContext): Promise<SweepResult> {
     ),
     nt as (
       select pg_notify(${c.channels.work}, plan_hash) from rq
-      union all select pg_notify(${c.channels.events}, id || ':' || event_seq) from rq
-      union all select pg_notify(${c.channels.events}, id || ':' || event_seq) from tq
+      union all select pg_notify(${c.channels.events}, id || ':' || event_seq || ':queued') from rq
+      union all select pg_notify(${c.channels.events}, id || ':' || event_seq || ':timed_out') from tq
     )
     select (select count(*)::int from rq) as requeued, (select count(*)::int from tq) as timed_out, (select count(*) from nt) as notified`.execute(
     c.db,
