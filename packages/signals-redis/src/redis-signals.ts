@@ -39,10 +39,11 @@ export interface RedisSignalsOptions {
   /** Longest wait between reconnect attempts; they back off from 50 ms (default 1000 ms). */
   readonly maxReconnectDelayMs?: number;
   /**
-   * While Redis is up, a signal that arrives through the fallback first is held this long for its
-   * Redis twin (default 250 ms): Redis keeps one publisher's signals in order (live events before
-   * the event that ends the run), so its copy is the one delivered. A signal whose twin never comes
-   * (its publisher lost Redis) is delivered after this delay: the bound on the fallback's delay.
+   * While Redis is up, a run event that arrives through the fallback first is held this long for
+   * its Redis twin (default 250 ms): Redis keeps one publisher's signals in order (live events
+   * before the event that ends the run), so its copy is the one delivered. An event whose twin
+   * never comes (its publisher lost Redis) is delivered after this delay: the bound on the
+   * fallback's delay. `work` and `cancel` are never held: the first copy wins, the twin is dropped.
    */
   readonly fallbackGraceMs?: number;
 }
@@ -57,10 +58,10 @@ export interface RedisSignalsStats {
   readonly publishedFallback: number;
   /** Signals not published at all: live payloads while Redis was away, or no fallback. */
   readonly dropped: number;
-  /** Signals delivered to local listeners that came through Redis / through the fallback. */
+  /** Signals that arrived through Redis / through the fallback (before de-duplication). */
   readonly receivedRedis: number;
   readonly receivedFallback: number;
-  /** Event signals not delivered because the other path had already delivered them. */
+  /** Copies not delivered because their twin through the other path was (or is) delivered. */
   readonly duplicates: number;
   /** Messages on our channels that were not valid signals (ignored). */
   readonly malformed: number;
@@ -180,7 +181,7 @@ export function redisSignals(options: RedisSignalsOptions = {}): RedisSignals {
   };
   const local = inProcessSignals("redis");
   const topics = new Map<SignalTopic, TopicEntry>();
-  const twins = twinMatcher(graceMs, (signal) => deliver(signal, "fallback"));
+  const twins = twinMatcher(graceMs, (signal) => deliver(signal));
   let closed = false;
   let subWasReady = false;
   let pubWasReady = false;
@@ -188,10 +189,8 @@ export function redisSignals(options: RedisSignalsOptions = {}): RedisSignals {
     pubWasReady = true;
   });
 
-  const deliver = (signal: Signal, via: "redis" | "fallback") => {
+  const deliver = (signal: Signal) => {
     if (closed) return;
-    if (via === "redis") counters.receivedRedis++;
-    else counters.receivedFallback++;
     local.deliver(signal);
   };
 
@@ -205,15 +204,18 @@ export function redisSignals(options: RedisSignalsOptions = {}): RedisSignals {
       counters.malformed++;
       return;
     }
-    if (twins.fromRedis(signal)) counters.duplicates++;
-    deliver(signal, "redis");
+    counters.receivedRedis++;
+    const verdict = twins.fromRedis(signal);
+    if (verdict !== "deliver") counters.duplicates++;
+    if (verdict !== "duplicate") deliver(signal);
   });
   const fromFallback = (signal: Signal) => {
     if (closed) return;
+    counters.receivedFallback++;
     // With our Redis away, the fallback is the only path: no waiting.
     const verdict = twins.fromFallback(signal, sub.status === "ready");
     if (verdict === "duplicate") counters.duplicates++;
-    else if (verdict === "deliver") deliver(signal, "fallback");
+    else if (verdict === "deliver") deliver(signal);
   };
   const lost = () => {
     if (closed) return;
