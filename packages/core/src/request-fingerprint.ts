@@ -1,11 +1,64 @@
 import { type Chunk, chunkToMessage, type Message } from "./chunk.js";
-import { chainStart, type HashLanes, hashLanes, hashString, lanesToHex, mixLanes } from "./internal/hash.js";
+import {
+  absorb,
+  chainStart,
+  type HashLanes,
+  hashString,
+  lanesToHex,
+  mixLanes,
+  recordStart,
+} from "./internal/hash.js";
 import type { JsonValue } from "./json.js";
 import type { ProviderRequest } from "./provider.js";
 
-/** The hash of one message, as {@link requestFingerprint} folds it in. */
+/**
+ * The hash lanes of one message: its fields absorbed one by one (role, content, each tool call's
+ * id, type, name and arguments, reasoning items, the answered call id), without serializing the
+ * message first. The same for a chunk's projection and for a request's message on replay.
+ */
+export function messageLanes(message: Message): HashLanes {
+  const lanes = recordStart();
+  absorb(lanes, message.role);
+  switch (message.role) {
+    case "assistant": {
+      absorb(lanes, message.content === null ? "\u0000" : `\u0001${message.content}`);
+      const calls = message.tool_calls ?? [];
+      absorb(lanes, String(calls.length));
+      for (const call of calls) {
+        absorb(lanes, call.id);
+        absorb(lanes, call.type);
+        absorb(lanes, call.function.name);
+        absorb(lanes, call.function.arguments);
+      }
+      absorb(
+        lanes,
+        message.reasoning && message.reasoning.length > 0 ? JSON.stringify(message.reasoning) : "",
+      );
+      break;
+    }
+    case "tool":
+      absorb(lanes, message.content);
+      absorb(lanes, message.tool_call_id);
+      break;
+    default:
+      absorb(lanes, message.content);
+  }
+  return lanes;
+}
+
+/** The hash of one message (28 hex digits), as the request digest and divergence reports compare them. */
 export function messageHash(message: Message): string {
-  return hashString(JSON.stringify(message));
+  return lanesToHex(messageLanes(message));
+}
+
+/** Characters a message takes, about: what a budget's prompt estimate adds up (four to a token). */
+function messageChars(message: Message): number {
+  let n = 16 + (message.content?.length ?? 0);
+  if (message.role === "assistant") {
+    for (const call of message.tool_calls ?? [])
+      n += 48 + call.id.length + call.function.name.length + call.function.arguments.length;
+  } else if (message.role === "tool") n += 16 + message.tool_call_id.length;
+  return n;
 }
 
 const toolHashes = new WeakMap<readonly unknown[], string>();
@@ -19,11 +72,6 @@ function toolsHash(tools: ProviderRequest["tools"]): string | null {
     toolHashes.set(tools, hash);
   }
   return hash;
-}
-
-/** The hash lanes of one message (of its JSON), as the message chain folds them in. */
-export function messageLanes(message: Message): HashLanes {
-  return hashLanes(JSON.stringify(message));
 }
 
 /** The digest of a message chain so far (28 hex digits). */
@@ -61,7 +109,7 @@ export interface ProjectedChunk {
   readonly message: Message;
   /** The message's hash lanes, for the request's message chain. */
   readonly lanes: HashLanes;
-  /** Characters of the message's JSON: what a budget's prompt estimate adds up. */
+  /** Characters the message takes, about: what a budget's prompt estimate adds up. */
   readonly chars: number;
 }
 
@@ -73,7 +121,6 @@ export function projectChunk(chunk: Chunk): ProjectedChunk | null {
   if (p === undefined) {
     const message = chunkToMessage(chunk);
     if (message) {
-      const json = JSON.stringify(message);
       // Shared by every request that sends it, so frozen: a provider cannot change a later turn's copy.
       if (message.role === "assistant" && message.tool_calls) {
         for (const call of message.tool_calls) {
@@ -82,7 +129,7 @@ export function projectChunk(chunk: Chunk): ProjectedChunk | null {
         }
         Object.freeze(message.tool_calls);
       }
-      p = { message: Object.freeze(message), lanes: hashLanes(json), chars: json.length };
+      p = { message: Object.freeze(message), lanes: messageLanes(message), chars: messageChars(message) };
     } else p = null;
     projected.set(chunk, p);
   }

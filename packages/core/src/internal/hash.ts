@@ -22,6 +22,35 @@ export function hashLanes(text: string): HashLanes {
   return [a1, a2, b1, b2];
 }
 
+/**
+ * Continues `lanes` over `text`, in place: its length, then its code units two at a time. Strings
+ * absorbed one after another are told apart by their lengths, so a record of fields hashes
+ * without being serialized first.
+ */
+export function absorb(lanes: HashLanes, text: string): void {
+  const n = text.length;
+  let a1 = Math.imul(lanes[0] ^ n, 2654435761);
+  let a2 = Math.imul(lanes[1] ^ n, 1597334677);
+  let b1 = Math.imul(lanes[2] ^ n, 2654435761);
+  let b2 = Math.imul(lanes[3] ^ n, 1597334677);
+  for (let i = 0; i < n; i += 2) {
+    const ch = text.charCodeAt(i) | ((i + 1 < n ? text.charCodeAt(i + 1) : 0) << 16);
+    a1 = Math.imul(a1 ^ ch, 2654435761);
+    a2 = Math.imul(a2 ^ ch, 1597334677);
+    b1 = Math.imul(b1 ^ ch, 2654435761);
+    b2 = Math.imul(b2 ^ ch, 1597334677);
+  }
+  lanes[0] = a1;
+  lanes[1] = a2;
+  lanes[2] = b1;
+  lanes[3] = b2;
+}
+
+/** Lanes to start a record's hash with ({@link absorb}). */
+export function recordStart(): HashLanes {
+  return [0x1b873593, 0xcc9e2d51, 0x27d4eb2f, 0x165667b1];
+}
+
 /** Lanes to start a chain with ({@link mixLanes}). */
 export function chainStart(): HashLanes {
   return [0x2545f491, 0x7f4a7c15, 0x61c88647, 0x3c6ef372];
