@@ -125,6 +125,7 @@ export class Session {
   }
 
   static {
+    // Lets restoreSession (for core's session-log reader) build sessions; the constructor stays private.
     build = (node, list, placement) => new Session(node, list, placement);
   }
 

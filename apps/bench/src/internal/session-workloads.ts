@@ -1,6 +1,6 @@
 import { GCProfiler } from "node:v8";
 import type { ChunkInput } from "@openrath/core";
-import { elapsedUs, median } from "./report.js";
+import { median } from "./report.js";
 
 // Workloads and timers for the session bench, written against the few operations the real
 // Session and the copying anchor both offer.
@@ -25,10 +25,30 @@ export const turn = (i: number): ChunkInput => (i % 2 === 0 ? USER : ASSISTANT);
 
 const gc = globalThis.gc;
 
-/** Two full collections: the first can leave finalizable garbage that only the second frees. */
+/**
+ * This process's CPU time so far (user + system, every thread) in microseconds. The bench times
+ * with it rather than the wall clock: the scheduler of a shared machine stretches long operations
+ * far more than short ones.
+ */
+export function cpuNow(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
+/** CPU microseconds since a {@link cpuNow} reading. */
+export const cpuSince = (start: number): number => cpuNow() - start;
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Two full collections (the first can leave finalizable garbage that only the second frees), then
+ * 20 ms of sleep so V8's background sweeper threads finish before anything is timed: their CPU
+ * time would otherwise land in the next sample.
+ */
 export function collect(): void {
   gc?.();
   gc?.();
+  Atomics.wait(pause, 0, 0, 20);
 }
 
 export function heapUsed(): number {
@@ -55,14 +75,14 @@ export function buildBranchy<S extends Transcript<S>>(empty: S, chunks: number):
   return s;
 }
 
-/** Median microseconds per call of `op` over `batches` timed batches of `batchSize` calls. */
+/** CPU microseconds per call of `op`, one sample per timed batch of `batchSize` calls. */
 export function timePerOp(batchSize: number, batches: number, op: (i: number) => unknown): number[] {
   const sink = new Array<unknown>(batchSize).fill(undefined);
   const perOp: number[] = [];
   for (let b = 0; b < batches; b++) {
-    const start = process.hrtime.bigint();
+    const start = cpuNow();
     for (let i = 0; i < batchSize; i++) sink[i] = op(i);
-    perOp.push(elapsedUs(start) / batchSize);
+    perOp.push(cpuSince(start) / batchSize);
   }
   if (sink[batchSize - 1] === undefined) throw new Error("an operation returned nothing");
   return perOp;
@@ -70,27 +90,27 @@ export function timePerOp(batchSize: number, batches: number, op: (i: number) =>
 
 /** One timed run and what V8 reported spending in collections during it. */
 export interface GcRun {
-  /** Wall time of the whole run. */
+  /** CPU time of the whole run. */
   readonly ms: number;
-  /** Main-thread time V8 reported spending in collections during the run. */
+  /** Main-thread time V8 reported spending in collections during the run (wall clock). */
   readonly gcMs: number;
   readonly gcs: number;
 }
 
-/** Runs `work` once after a forced full collection, timing it and its collections. */
+/** Runs `work` once after a forced full collection, timing it (CPU time) and its collections. */
 export function gcRun(work: () => void): GcRun {
   collect();
   const profiler = new GCProfiler();
   profiler.start();
-  const start = process.hrtime.bigint();
+  const start = cpuNow();
   work();
-  const ms = elapsedUs(start) / 1000;
+  const ms = cpuSince(start) / 1000;
   const { statistics } = profiler.stop();
   const gcMs = statistics.reduce((sum, event) => sum + event.cost, 0) / 1000;
   return { ms, gcMs, gcs: statistics.length };
 }
 
-/** The run with the median wall time. */
+/** The run with the median time. */
 export function medianRun(runs: readonly GcRun[]): GcRun {
   return [...runs].sort((a, b) => a.ms - b.ms)[Math.floor(runs.length / 2)]!;
 }
