@@ -5,11 +5,12 @@ import {
   SandboxError,
   type SandboxV1,
 } from "@openrath/core";
-import { checkEnv, confinePath, decodeTextFile, outside, resolveExecTimeout } from "@openrath/core/backend";
+import { checkEnv, resolveExecTimeout } from "@openrath/core/backend";
 import { runPython } from "./code-contexts.js";
 import { type RunContext, type RunOptions, runCommand } from "./commands.js";
 import { explain, failureDetails, isUnreachable, remoteFailure, toSandboxError } from "./errors.js";
 import { ExecdClient } from "./execd-client.js";
+import { RemoteFiles, realpathOf } from "./remote-files.js";
 import type { ConnectionConfig, ExecdStack, Sandboxes } from "./sdk.js";
 import { shellJoin, shellQuote } from "./shell.js";
 import { sleep } from "./sleep.js";
@@ -29,9 +30,6 @@ export interface InstanceParts {
   /** Languages `runCode` accepts (the manifest's). */
   readonly languages: readonly string[];
 }
-
-/** `depth` of a recursive `/directories/list`. */
-const RECURSIVE_DEPTH = 4096;
 
 function preview(command: string): string {
   const line = command.replace(/\s+/g, " ").trim();
@@ -59,9 +57,18 @@ export class OpenSandboxInstance implements SandboxV1 {
 
   /** The execd calls the adapter makes itself (streams, `/code`). */
   private readonly client: ExecdClient;
+  private readonly files: RemoteFiles;
 
   constructor(private readonly parts: InstanceParts) {
     this.client = new ExecdClient(parts.config, parts.execdUrl, parts.execdHeaders);
+    this.files = new RemoteFiles({
+      sandboxId: parts.id,
+      workspace: parts.spec.workspace,
+      realWorkspace: () => this.realWorkspace,
+      execd: parts.execd,
+      runCommand: (line, options) => this.runCommand(line, options),
+      failure: (error, what) => this.failure(error, what),
+    });
     this.id = parts.id;
     this.workspace = parts.spec.workspace;
     this.realWorkspace = parts.spec.workspace;
@@ -151,131 +158,29 @@ export class OpenSandboxInstance implements SandboxV1 {
     });
   }
 
-  async readFile(path: string, options?: { readonly encoding?: "utf8" }): Promise<string>;
-  async readFile(path: string, options: { readonly encoding: "bytes" }): Promise<Uint8Array>;
+  readFile(path: string, options?: { readonly encoding?: "utf8" }): Promise<string>;
+  readFile(path: string, options: { readonly encoding: "bytes" }): Promise<Uint8Array>;
   async readFile(
     path: string,
     options: { readonly encoding?: "utf8" | "bytes" } = {},
   ): Promise<string | Uint8Array> {
     this.assertOpen();
-    const rel = confinePath(path, this.workspace);
-    const target = await this.resolve(rel, path);
-    if (target.type === "missing") throw notFound(path, this.workspace);
-    if (target.type !== "file") {
-      throw new SandboxError(
-        "not_a_file",
-        `Cannot read ${path}: it is a ${target.type === "directory" ? "directory" : "special file"}, not a regular file. Use listFiles for directories.`,
-        { details: { path, type: target.type } },
-      );
-    }
-    let bytes: Uint8Array;
-    try {
-      bytes = await this.parts.execd.files.readBytes(target.path);
-    } catch (error) {
-      if (remoteFailure(error).status === 404) throw notFound(path, this.workspace);
-      throw this.failure(error, `Reading ${path}`);
-    }
-    return options.encoding === "bytes" ? bytes : decodeTextFile(bytes, path);
+    return this.files.readFile(path, options as { readonly encoding: "bytes" });
   }
 
   async writeFile(path: string, data: string | Uint8Array): Promise<{ readonly bytesWritten: number }> {
     this.assertOpen();
-    if (typeof data !== "string" && !(data instanceof Uint8Array)) {
-      throw new SandboxError(
-        "invalid_argument",
-        `writeFile takes a string or a Uint8Array; got ${data === null ? "null" : typeof data}.`,
-        { details: { path } },
-      );
-    }
-    const rel = confinePath(path, this.workspace);
-    if (rel === ".") throw notAFile(path, "the workspace root is a directory");
-    const target = await this.resolve(rel, path);
-    if (target.type === "directory") throw notAFile(path, "it is a directory");
-    const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-    try {
-      await this.parts.execd.files.writeFiles([{ path: target.path, data: bytes }]);
-    } catch (error) {
-      const failure = remoteFailure(error);
-      if (/not a directory/i.test(failure.message)) {
-        throw new SandboxError(
-          "not_a_directory",
-          `Cannot write ${path}: one of its parent paths is a file, not a directory.`,
-          { cause: error, details: { path } },
-        );
-      }
-      throw this.failure(error, `Writing ${path}`);
-    }
-    return { bytesWritten: bytes.length };
+    return this.files.writeFile(path, data);
   }
 
   async listFiles(path = ".", options: { readonly recursive?: boolean } = {}): Promise<FileEntry[]> {
     this.assertOpen();
-    const rel = confinePath(path, this.workspace);
-    const target =
-      rel === "." ? { path: this.realWorkspace, type: "directory" } : await this.resolve(rel, path);
-    if (target.type === "missing") throw notFound(path, this.workspace);
-    if (target.type !== "directory") {
-      throw new SandboxError("not_a_directory", `Cannot list ${path}: it is not a directory.`, {
-        details: { path, type: target.type },
-      });
-    }
-    const recursive = options.recursive === true;
-    const prefix = rel === "." ? "" : `${rel}/`;
-    const entries = new Map<string, FileEntry>();
-    const add = (relative: string, type: FileEntry["type"], size: number) => {
-      const name = relative.slice(relative.lastIndexOf("/") + 1);
-      entries.set(relative, { name, path: prefix + relative, type, size });
-    };
-    const under = (full: string) =>
-      full.startsWith(`${target.path}/`) ? full.slice(target.path.length + 1) : undefined;
-    try {
-      const infos = await this.parts.execd.files.listDirectory({
-        path: target.path,
-        depth: recursive ? RECURSIVE_DEPTH : 1,
-      });
-      for (const info of infos) {
-        const relative = under(info.path);
-        if (relative) add(relative, entryType(info.type), info.type === "directory" ? 0 : (info.size ?? 0));
-      }
-    } catch (error) {
-      const failure = remoteFailure(error);
-      if (failure.status === 404 && failure.code === "FILE_NOT_FOUND") throw notFound(path, this.workspace);
-      if (failure.status !== 404) throw this.failure(error, `Listing ${path}`);
-      // execd before v1.0.19 has no /directories/list (gin answers its plain 404): search instead.
-      // Search reports files only, so directories are inferred from file paths and empty ones are missed.
-      let files: { path: string; type?: string; size?: number }[];
-      try {
-        files = await this.parts.execd.files.search({ path: target.path, pattern: "**" });
-      } catch (searchError) {
-        if (remoteFailure(searchError).status === 404) throw notFound(path, this.workspace);
-        throw this.failure(searchError, `Listing ${path}`);
-      }
-      for (const file of files) {
-        const relative = under(file.path);
-        if (!relative) continue;
-        const parts = relative.split("/");
-        if (!recursive && parts.length > 1) {
-          add(parts[0]!, "directory", 0);
-          continue;
-        }
-        for (let i = 1; i < parts.length; i++) add(parts.slice(0, i).join("/"), "directory", 0);
-        add(relative, entryType(file.type), file.size ?? 0);
-      }
-    }
-    return [...entries.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    return this.files.listFiles(path, options);
   }
 
   async exists(path: string): Promise<boolean> {
     this.assertOpen();
-    const rel = confinePath(path, this.workspace);
-    const target = rel === "." ? { path: this.realWorkspace } : await this.resolve(rel, path);
-    try {
-      await this.parts.execd.files.getFileInfo([target.path]);
-      return true;
-    } catch (error) {
-      if (remoteFailure(error).status === 404) return false;
-      throw this.failure(error, `Checking ${path}`);
-    }
+    return this.files.exists(path);
   }
 
   async runCode(
@@ -376,55 +281,8 @@ export class OpenSandboxInstance implements SandboxV1 {
   }
 
   /** The working directory for `cwd`, confined and checked to be a directory. */
-  private async directory(cwd: string): Promise<string> {
-    const rel = confinePath(cwd, this.workspace);
-    if (rel === ".") return this.workspace;
-    const target = await this.resolve(rel, cwd);
-    if (target.type === "missing") {
-      throw new SandboxError(
-        "file_not_found",
-        `The working directory ${cwd} does not exist in the workspace ${this.workspace}. Create it first (writeFile creates parents) or pass an existing cwd.`,
-        { details: { path: cwd } },
-      );
-    }
-    if (target.type !== "directory") {
-      throw new SandboxError("not_a_directory", `The working directory ${cwd} is not a directory.`, {
-        details: { path: cwd },
-      });
-    }
-    return target.path;
-  }
-
-  /**
-   * Resolves a confined relative path inside the sandbox (`realpath -m`: every symlink, existing
-   * or not) and refuses one that leaves the workspace. Only the sandbox can see its symlinks, so
-   * this costs one command; the file calls then use the resolved path.
-   */
-  private async resolve(rel: string, original: string): Promise<{ path: string; type: string }> {
-    const abs = shellQuote(`${this.workspace}/${rel}`);
-    const script =
-      `p=$(${realpathOf(abs)}) || exit 3; ` +
-      `if [ -d "$p" ]; then t=directory; elif [ -f "$p" ]; then t=file; elif [ -e "$p" ]; then t=other; else t=missing; fi; ` +
-      `printf '%s\\n%s\\n' "$t" "$p"`;
-    const result = await this.runCommand(`( ${script} )`, {
-      cwd: "/",
-      timeoutMs: 60_000,
-      what: `Resolving ${original}`,
-    });
-    const newline = result.stdout.indexOf("\n");
-    const type = result.stdout.slice(0, newline);
-    const real = result.stdout.slice(newline + 1).replace(/\n$/, "");
-    if (result.exitCode !== 0 || newline < 0 || !real.startsWith("/")) {
-      throw new SandboxError(
-        "sandbox_remote_error",
-        `Could not resolve ${original} inside OpenSandbox sandbox ${this.id}: the image needs GNU realpath or readlink (with -m) or python3 to check symlinks (exit code ${result.exitCode}: ${result.stderr.trim() || "no output"}).`,
-        { details: { path: original, exitCode: result.exitCode, stderr: result.stderr } },
-      );
-    }
-    if (real !== this.realWorkspace && !real.startsWith(`${this.realWorkspace}/`)) {
-      throw outside(original, this.workspace);
-    }
-    return { path: real, type };
+  private directory(cwd: string): Promise<string> {
+    return this.files.directory(cwd);
   }
 
   /** What commands and code cells run through. */
@@ -442,27 +300,11 @@ export class OpenSandboxInstance implements SandboxV1 {
   }
 }
 
-/**
- * A shell snippet printing the canonical path of `quoted` (a shell-quoted absolute path) with every
- * symlink resolved, whether or not the path exists: GNU `realpath -m`, else `readlink -m`, else
- * Python's `os.path.realpath` (busybox images have neither `-m`).
- */
-function realpathOf(quoted: string): string {
-  return (
-    `{ realpath -m -- ${quoted} 2>/dev/null || readlink -m -- ${quoted} 2>/dev/null || ` +
-    `python3 -c 'import os, sys; print(os.path.realpath(sys.argv[1]))' ${quoted} 2>/dev/null; }`
-  );
-}
-
 function aborted(what: string, signal: AbortSignal): SandboxError {
   return new SandboxError("aborted", `${what} was aborted before it started.`, {
     cause: signal.reason,
     details: {},
   });
-}
-
-function entryType(type: string | undefined): FileEntry["type"] {
-  return type === "directory" || type === "symlink" || type === "other" ? type : "file";
 }
 
 /** The run options every command and cell shares: the timeout resolved (default 10 min), caps checked. */
@@ -482,16 +324,6 @@ function pick(options: Omit<ExecOptions, "stdin" | "cwd" | "env">) {
     ...(options.onStderr ? { onStderr: options.onStderr } : {}),
     ...(options.maxOutputBytes !== undefined ? { maxOutputBytes: options.maxOutputBytes } : {}),
   };
-}
-
-function notFound(path: string, workspace: string): SandboxError {
-  return new SandboxError("file_not_found", `${path} does not exist in the workspace ${workspace}.`, {
-    details: { path },
-  });
-}
-
-function notAFile(path: string, why: string): SandboxError {
-  return new SandboxError("not_a_file", `Cannot write ${path}: ${why}.`, { details: { path } });
 }
 
 /**
