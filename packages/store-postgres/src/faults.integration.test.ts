@@ -5,6 +5,7 @@ import { Session } from "@openrath/core";
 import {
   createDurableRuntime,
   type DurableRuntime,
+  defineWorkflow,
   isTerminal,
   type RunStoreV1,
 } from "@openrath/runtime-durable";
@@ -210,6 +211,40 @@ describe.skipIf(!postgres.available)(`faults against PostgreSQL (${postgres.reas
     ]);
     await expectExactlyOnce(store, schema, log, [run.id]);
   }, 120_000);
+
+  it("bad input is a coded error on that run only: unknown plan, failing definition, non-Session step, corrupt checkpoint", async () => {
+    const { schema, log, runtime } = await setUp(POSTGRES_URL!);
+    await expect(runtime.submit("e".repeat(64), Session.fromUserMessage("x"))).rejects.toMatchObject({
+      code: "unknown_plan",
+    });
+    await expect(
+      runtime.register(defineWorkflow("broken").step("a", (s) => s, { entry: true, next: "nowhere" })),
+    ).rejects.toMatchObject({ code: "invalid_definition" });
+    await runtime.register(defineWorkflow("liar").step("a", () => "not a session" as never, { entry: true }));
+    await runtime.register(
+      defineWorkflow("fine").step("a", (s) => s.append({ kind: "assistant", content: "fine" }), {
+        entry: true,
+      }),
+    );
+    const liar = await runtime.submit("liar", Session.fromUserMessage("x"));
+    const corrupt = await runtime.submit("fine", Session.fromUserMessage("to be corrupted"));
+    const healthy = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => runtime.submit("fine", Session.fromUserMessage(`ok ${i}`))),
+    );
+    await log.query(`update ${schema}.checkpoints set lineage = '{not json' where run_id = $1`, [corrupt.id]);
+    const worker = runtime.worker({ concurrency: 4, leaseMs: 2_000 });
+    await worker.start();
+    cleanup.push(() => worker.stop({ drain: false }));
+    expect(await runtime.wait(liar.id)).toMatchObject({
+      status: "failed",
+      error: { code: "step_not_session" },
+    });
+    expect(await runtime.wait(corrupt.id)).toMatchObject({
+      status: "failed",
+      error: { code: "corrupt_checkpoint" },
+    });
+    for (const run of healthy) expect((await runtime.result(run.id)).text()).toBe("fine");
+  }, 60_000);
 
   const bin = postgresBin();
   it.skipIf(!bin)(
