@@ -163,6 +163,25 @@ describe.skipIf(!check.available)(`docker sandbox integration (${check.reason})`
     expect(inside.stdout).toMatch(/^0\nCapEff:\s+0+\n[\s\S]*refused/);
   });
 
+  it("spends no exec on path resolution: file operations go through the archive API alone", async () => {
+    const sandbox = await track(open());
+    await sandbox.exec("mkdir -p real && ln -s real link && ln -s /etc out");
+    const container = (sandbox as unknown as { container: Dockerode.Container }).container;
+    let execs = 0;
+    const original = container.exec.bind(container);
+    container.exec = ((options: Dockerode.ExecCreateOptions) => {
+      execs++;
+      return original(options);
+    }) as typeof container.exec;
+    await sandbox.writeFile("link/new/deep/file.txt", "through a link");
+    expect(await sandbox.readFile("real/new/deep/file.txt")).toBe("through a link");
+    expect(await sandbox.exists("link/new")).toBe(true);
+    expect((await errorOf(sandbox.readFile("out/passwd"))).code).toBe("path_outside_workspace");
+    expect(execs, "a file operation started an exec").toBe(0);
+    expect((await sandbox.exec("pwd", { cwd: "link/new" })).stdout).toBe("/workspace/real/new\n");
+    expect(execs, "exec with a cwd started more than the command itself").toBe(1);
+  });
+
   it("kills a detached, environment-clearing, SIGTERM-ignoring grandchild on timeout (found by its group id)", async () => {
     const sandbox = await track(open());
     const marker = `openrath-hostile-${process.pid}-${Date.now()}`;
