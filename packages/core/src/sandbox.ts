@@ -324,12 +324,12 @@ export function decodeTextFile(bytes: Uint8Array, path: string): string {
  * check, since only it can see the file system.
  *
  * @param workspace - the absolute workspace root as the sandbox sees it (such as `/workspace`).
- * @throws {SandboxError} `path_outside_workspace`; {@link OpenRathError} `invalid_argument` for a
- *   non-string or a NUL byte.
+ * @throws {SandboxError} `path_outside_workspace`; `invalid_argument` for a non-string or a NUL
+ *   byte (a `SandboxError` too, like every sandbox misuse).
  */
 export function confinePath(path: string, workspace: string): string {
   if (typeof path !== "string" || path.includes("\0")) {
-    throw new OpenRathError(
+    throw new SandboxError(
       "invalid_argument",
       `A sandbox path must be a string without NUL bytes, got ${JSON.stringify(path)}.`,
       {
