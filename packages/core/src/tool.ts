@@ -178,9 +178,10 @@ export interface ToolDefinition<Args, Result> {
   readonly maxResultChars?: number;
   /**
    * What a call does outside the run (default `"non_idempotent"`, the conservative class). A durable
-   * runtime records calls of every class but `none` in its effect ledger and uses the class to decide
-   * what to do with a call a crash left unfinished: `read_only` and keyed `idempotent` calls are
-   * retried; `non_idempotent` and unkeyed `idempotent` ones park the run for a human's review.
+   * runtime records `idempotent` and `non_idempotent` calls in its effect ledger and uses the class
+   * to decide what to do with a call a crash left unfinished: `none`, `read_only` and keyed
+   * `idempotent` calls are made again; `non_idempotent` and unkeyed `idempotent` ones park the run
+   * for a human's review.
    */
   readonly effect?: EffectClass;
   /**

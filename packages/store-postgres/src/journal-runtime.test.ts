@@ -212,6 +212,28 @@ describe("the step journal on the durable runtime (PGlite)", () => {
     expect(out.text()).toBe("order-1; replayed 1");
   });
 
+  it("strict journal durability journals and replays the same way", async () => {
+    const { runtime } = await harness.setup({ journalDurability: "strict" });
+    const model: number[] = [];
+    let crash = true;
+    const agent = referenceAgent({
+      onModel: (turn) => {
+        model.push(turn);
+        if (crash && turn === 3) {
+          crash = false;
+          throw new Error("crash at turn 3");
+        }
+      },
+    });
+    const flow = defineWorkflow("strict").step("agent", (s, ctx) => agent.run(s, ctx), {
+      entry: true,
+      retry: retryOnce,
+    });
+    await harness.worker(runtime, [flow]);
+    await runtime.result((await runtime.submit("strict", Session.fromUserMessage("go"))).id);
+    expect(model).toEqual([1, 2, 3, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
   it("a store without the journal capability gives not_supported for the operator calls", async () => {
     const { store } = await harness.setup();
     const plain = new Proxy(store, {

@@ -11,7 +11,7 @@ import {
   type RunStoreV1,
   type SignalsV1,
 } from "@openrath/runtime-durable";
-import { Kysely, PostgresDialect, sql } from "kysely";
+import { Kysely, type Logger, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { checkSchema, migrate, validSchema } from "./migrator.js";
 import { PGliteDialect } from "./pglite-dialect.js";
@@ -45,6 +45,39 @@ export interface StoreOptionsBase {
    * the schema is ready and fails with `schema_mismatch` otherwise.
    */
   readonly migrate?: boolean;
+  /**
+   * How the step journal's frequent writes commit. `"relaxed"` (default): journal entries, call
+   * outcomes and the dispatch of effects that are safe to repeat commit without waiting for the WAL
+   * flush — a database crash may lose the last moments of them (those calls are made again; an
+   * effect whose outcome is lost is judged ambiguous by the next lease), and any later flushed
+   * commit makes them durable, since the WAL is flushed in order. The dispatch of an effect that is
+   * not safe to repeat, parks and decisions always wait for the flush. `"strict"`: every journal
+   * write waits for it.
+   */
+  readonly journalDurability?: "relaxed" | "strict";
+  /**
+   * Called after every statement the store sends (transaction `begin`/`commit` included), with its
+   * SQL text and how long it took: for counting round trips and profiling. Default: none.
+   */
+  readonly onQuery?: (event: QueryEvent) => void;
+}
+
+/** One statement the store sent (see {@link StoreOptionsBase.onQuery}). */
+export interface QueryEvent {
+  readonly sql: string;
+  readonly durationMs: number;
+  /** Whether it failed. */
+  readonly failed: boolean;
+}
+
+function kyselyLog(options: StoreOptionsBase): { log?: Logger } {
+  const onQuery = options.onQuery;
+  if (!onQuery) return {};
+  return {
+    log: (event) => {
+      onQuery({ sql: event.query.sql, durationMs: event.queryDurationMillis, failed: event.level === "error" });
+    },
+  };
 }
 
 /** Options of {@link postgresStore}. */
@@ -90,8 +123,9 @@ class KyselyRunStore implements RunStoreV1 {
     readonly signals: SignalsV1,
     private readonly c: StoreContext,
     private readonly onClose: () => Promise<void>,
+    journalDurability: "relaxed" | "strict" = "relaxed",
   ) {
-    this.journal = journalStore(c, (work) => this.run(work));
+    this.journal = journalStore(c, (work) => this.run(work), journalDurability);
   }
 
   private async run<T>(work: () => Promise<T>): Promise<T> {
@@ -265,7 +299,7 @@ async function open(
     throw mapDriverError(error);
   }
   const c = storeContext(db, schema);
-  return new KyselyRunStore(name, capabilities, makeSignals(c), c, onClose);
+  return new KyselyRunStore(name, capabilities, makeSignals(c), c, onClose, options.journalDurability);
 }
 
 /**
@@ -296,7 +330,7 @@ export async function postgresStore(options: PostgresStoreOptions = {}): Promise
   pool.on("connect", (client) => {
     client.on("error", () => {});
   });
-  const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely({ dialect: new PostgresDialect({ pool }), ...kyselyLog(options) });
   return open(
     "postgres",
     db,
@@ -330,7 +364,7 @@ export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<Run
   // PGlite creates only the last directory of the path.
   if (options.db === undefined && options.dataDir) await mkdir(dirname(options.dataDir), { recursive: true });
   const pglite = options.db ?? (await PGlite.create(options.dataDir ? { dataDir: options.dataDir } : {}));
-  const db = new Kysely({ dialect: new PGliteDialect(pglite) });
+  const db = new Kysely({ dialect: new PGliteDialect(pglite), ...kyselyLog(options) });
   return open(
     "pglite",
     db,

@@ -10,9 +10,13 @@ export function effectOf(tool: Tool<never>): EffectClass {
   return tool.effect ?? "non_idempotent";
 }
 
-/** Whether calls of this class go into the ledger (everything but `none`). */
+/**
+ * Whether calls of this class go into the ledger: those that change the world (`idempotent`,
+ * `non_idempotent`). A `none` or `read_only` call is always safe to repeat, so the journal alone
+ * records it; a ledger row would settle nothing.
+ */
 export function isLedgered(effect: EffectClass): effect is LedgeredEffectClass {
-  return effect !== "none";
+  return effect === "idempotent" || effect === "non_idempotent";
 }
 
 /**

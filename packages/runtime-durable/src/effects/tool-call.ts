@@ -48,7 +48,7 @@ function approvalSchema(parameters: JsonObject): JsonObject {
 
 /**
  * One tool call of a journaled step: answered from the journal when recorded; otherwise asked for
- * approval when its tool needs it, then sent through the effect ledger (every class but `none`):
+ * approval when its tool needs it, then, for calls that change the world (`idempotent`, `non_idempotent`), sent through the effect ledger:
  * a keyed success is returned without calling the tool, an effect a crash left unfinished is
  * retried when safe and put under review (the run parked `needs_review`) when not, an operator's
  * resolution stands in for the call. The outcome and the journal entry are written together.
@@ -180,19 +180,25 @@ async function liveCall(
   if (key !== null) context.idempotencyKey = key;
 
   let begun: { effect: EffectRecord; created: boolean };
+  // The answer that asked for this call is recorded with its dispatch, in one statement.
+  const pending = attempt.takePending();
   try {
     begun = await attempt.write(() =>
-      store.beginEffect(fence, {
-        checkpointSeq: attempt.checkpointSeq,
-        stepId: ctx.stepId,
-        position: at.position,
-        tool: d.tool.name,
-        callId: d.call.id,
-        effect,
-        idempotencyKey: key,
-        argumentsDigest: argumentsDigest(args),
-        arguments: (args ?? null) as JsonValue,
-      }),
+      store.beginEffect(
+        fence,
+        {
+          checkpointSeq: attempt.checkpointSeq,
+          stepId: ctx.stepId,
+          position: at.position,
+          tool: d.tool.name,
+          callId: d.call.id,
+          effect,
+          idempotencyKey: key,
+          argumentsDigest: argumentsDigest(args),
+          arguments: (args ?? null) as JsonValue,
+        },
+        pending,
+      ),
     );
   } catch (error) {
     if (DurableError.isInstance(error, "effect_conflict")) return finish(asOutcome(error));
@@ -209,11 +215,10 @@ async function liveCall(
   const outcome = await run();
   if (unrecordable()) return outcome;
   await attempt.write(() =>
-    store.completeEffect(fence, current.id, outcome, {
-      checkpointSeq: attempt.checkpointSeq,
-      ...journal,
-      result: outcome as unknown as JsonValue,
-    }),
+    store.completeEffect(fence, current.id, outcome, [
+      ...attempt.takePending(),
+      attempt.full({ ...journal, result: outcome as unknown as JsonValue }),
+    ]),
   );
   attempt.countRecordedTool();
   return outcome;

@@ -78,6 +78,7 @@ export class JournalAttempt {
   private readonly asked = new Map<string, JournaledInterrupt>();
   private readonly claimed = new Set<string>();
   private readonly inflight = new Map<symbol, Promise<unknown>>();
+  private pending: JournalEntryInput[] = [];
   private stepInterrupts = 0;
   private stepCalls = 0;
   private readonly counts = {
@@ -206,12 +207,41 @@ export class JournalAttempt {
     }
   }
 
-  /** Records a completed call at its position (the caller has claimed it). */
+  /** Records a completed call at its position (the caller has claimed it), with the deferred ones. */
   async record(entry: Omit<JournalEntryInput, "checkpointSeq">): Promise<void> {
-    await this.write(() =>
-      this.store.record(this.ctx.fence, { checkpointSeq: this.checkpointSeq, ...entry }),
-    );
+    const entries = [...this.takePending(), this.full(entry)];
+    await this.write(() => this.store.record(this.ctx.fence, entries));
     this.counts.recorded[entry.kind]++;
+  }
+
+  /** `entry` of this visit. */
+  full(entry: Omit<JournalEntryInput, "checkpointSeq">): JournalEntryInput {
+    return { checkpointSeq: this.checkpointSeq, ...entry };
+  }
+
+  /**
+   * Defers a model call's entry to the attempt's next journal write — the dispatch of the tool its
+   * reply asks for, that tool's outcome, the next live call, or the end of the step — so a turn
+   * costs one write less. No effect is dispatched on an answer the journal does not hold: the
+   * dispatch carries the entry in the same statement.
+   */
+  defer(entry: Omit<JournalEntryInput, "checkpointSeq">): void {
+    this.pending.push(this.full(entry));
+    this.counts.recorded[entry.kind]++;
+  }
+
+  /** The deferred entries, handed to a write that records them (and no longer pending). */
+  takePending(): JournalEntryInput[] {
+    if (this.pending.length === 0) return [];
+    const taken = this.pending;
+    this.pending = [];
+    return taken;
+  }
+
+  /** Writes the deferred entries now, if any. */
+  async flush(): Promise<void> {
+    const entries = this.takePending();
+    if (entries.length > 0) await this.write(() => this.store.record(this.ctx.fence, entries));
   }
 
   /** Counts a tool call recorded through the ledger (with its effect's outcome). */
@@ -232,6 +262,7 @@ export class JournalAttempt {
     const parking = (async () => {
       await Promise.allSettled([...this.inflight].filter(([key]) => key !== exclude).map(([, p]) => p));
       if (this.failure) return;
+      await this.flush();
       await this.write(write);
       this.parked = true;
     })();
@@ -312,8 +343,10 @@ export class JournalAttempt {
     const entry = this.entry(position, "model", call.fingerprint, label);
     if (entry) return entry.result as unknown as ProviderResponse;
     return this.live(async () => {
+      // An earlier answer still unwritten is written before another call can be lost with it.
+      await this.flush();
       const response = await next();
-      await this.record({
+      this.defer({
         position,
         kind: "model",
         fingerprint: call.fingerprint,

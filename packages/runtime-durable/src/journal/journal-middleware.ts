@@ -55,6 +55,8 @@ export function journalMiddleware(
         thrown = error;
       }
       await attempt.settle();
+      // Answers still deferred are written before the step's result is committed (or retried).
+      if (!attempt.failure && !attempt.parked) await attempt.flush().catch(() => {});
       if (attempt.failure) throw attempt.failure;
       if (attempt.parked) {
         throw new DurableError("run_parked", `Run ${ctx.runId} is parked by step "${ctx.stepId}".`, {

@@ -37,21 +37,24 @@ export interface JournalStoreV1 {
    */
   openStep(fence: Fence): Promise<StepJournalState>;
   /**
-   * Records a completed call (fenced). Recording a position again with the same fingerprint is a
-   * no-op; with another one it is `journal_conflict`.
+   * Records completed calls (fenced), in one statement. Recording a position again with the same
+   * fingerprint is a no-op; with another one it is `journal_conflict`.
    */
-  record(fence: Fence, entry: JournalEntryInput): Promise<void>;
+  record(fence: Fence, entries: readonly JournalEntryInput[]): Promise<void>;
 
   /**
    * Starts an effect (fenced): inserts it `dispatched` under the fence's token, or returns the
    * effect already there — the one with the same idempotency key in the run, or (unkeyed) the one
-   * at the same visit and position — untouched, for the caller to judge.
+   * at the same visit and position — untouched, for the caller to judge. `entries` (calls completed
+   * before it, such as the model call that asked for this tool) are recorded in the same statement,
+   * so no effect is ever dispatched on an answer the journal does not hold.
    *
    * @throws `effect_conflict` when the key is taken by another tool or other arguments.
    */
   beginEffect(
     fence: Fence,
     input: EffectInput,
+    entries?: readonly JournalEntryInput[],
   ): Promise<{ readonly effect: EffectRecord; readonly created: boolean }>;
   /**
    * Sends an effect again (fenced): from `prepared` or `failed`, or from `dispatched` under an
@@ -62,14 +65,15 @@ export interface JournalStoreV1 {
    */
   dispatchEffect(fence: Fence, effectId: string): Promise<EffectRecord>;
   /**
-   * Records a dispatched effect's outcome (`succeeded` unless `outcome.isError`) and the tool call's
-   * journal entry, in one statement (fenced; the effect must be dispatched under this token).
+   * Records a dispatched effect's outcome (`succeeded` unless `outcome.isError`) and the journal
+   * `entries` (the tool call's, and any other completed call not yet recorded), in one statement
+   * (fenced; the effect must be dispatched under this token).
    */
   completeEffect(
     fence: Fence,
     effectId: string,
     outcome: ToolOutcome,
-    entry: JournalEntryInput,
+    entries: readonly JournalEntryInput[],
   ): Promise<EffectRecord>;
   /**
    * Puts an ambiguous effect (dispatched under an older token) under review and parks the run in

@@ -13,10 +13,11 @@ import {
   type Page,
   type RunRecord,
   resolutionOutcome,
+  safeToRepeat,
 } from "@openrath/runtime-durable";
 import { sql } from "kysely";
 import type { StoreContext } from "./context.js";
-import { guardCte } from "./journal.js";
+import { type Commit, checkExisting, entriesCte, guardCte } from "./journal.js";
 import { afterOf, cursorOf, journalTables, pageLimit, toEffect } from "./journal-rows.js";
 import { changeRun } from "./journal-transitions.js";
 import { isUuid } from "./runs.js";
@@ -41,43 +42,46 @@ export async function beginEffect(
   c: StoreContext,
   fence: Fence,
   input: EffectInput,
+  entries: readonly JournalEntryInput[],
+  commit: Commit,
 ): Promise<{ effect: EffectRecord; created: boolean }> {
   const { effects } = journalTables(c);
   const key = input.idempotencyKey;
+  // A dispatch that is not safe to repeat must be durable before the call goes out.
+  const dispatch = safeToRepeat(input.effect, key !== null) ? commit : "strict";
   for (let round = 0; round < 2; round++) {
-    const result = await sql<Row & { created: boolean }>`
-      with ${guardCte(c, fence)},
+    // The common case, a new effect, is one plain insert; finding an existing one is a second query.
+    const result = await sql<{ guarded: unknown; effect: string | null }>`
+      with ${guardCte(c, fence, dispatch)},
       ins as (
         insert into ${effects} (id, run_id, tenant_id, checkpoint_seq, step_id, position, tool, call_id, effect, idempotency_key,
           arguments_digest, arguments, status, fencing_token, worker_id, dispatches)
-        select ${randomUUID()}, guard.id, guard.tenant_id, ${input.checkpointSeq}, ${input.stepId}, ${input.position}, ${input.tool},
-          ${input.callId}, ${input.effect}, ${key}, ${input.argumentsDigest}, ${JSON.stringify(input.arguments)}, 'dispatched',
-          ${fence.token}, ${fence.workerId}, 1
+        select ${randomUUID()}::uuid, guard.id, guard.tenant_id, ${input.checkpointSeq}::int, ${input.stepId}::text, ${input.position}::text,
+          ${input.tool}::text, ${input.callId}::text, ${input.effect}::text, ${key}::text, ${input.argumentsDigest}::text,
+          ${JSON.stringify(input.arguments)}::text, 'dispatched', ${fence.token}::bigint, ${fence.workerId}::text, 1
         from guard
         on conflict do nothing
         returning *
-      )
-      select ins.*, true as created from ins
-      union all
-      select e.*, false as created from ${effects} e, guard
-      where not exists (select 1 from ins) and e.run_id = guard.id and ${
-        key === null
-          ? sql`e.idempotency_key is null and e.checkpoint_seq = ${input.checkpointSeq} and e.position = ${input.position}`
-          : sql`e.idempotency_key = ${key}`
-      }`.execute(c.db);
-    const row = result.rows[0];
-    if (!row) {
-      // No row: a stale fence, or a concurrent insert of the same key not yet visible to this statement.
-      await fenceCurrent(c, fence);
-      continue;
-    }
-    const effect = toEffect(row);
-    const created = row.created === true || (row.created as unknown) === "t";
-    if (
-      !created &&
-      key !== null &&
-      (effect.tool !== input.tool || effect.argumentsDigest !== input.argumentsDigest)
-    ) {
+      )${
+        entries.length > 0
+          ? sql`, run as (select guard.id as run_id from guard), ${entriesCte(c, "j", "run", fence, entries)}`
+          : sql``
+      }
+      select (select count(*) from guard) as guarded, (select row_to_json(ins)::text from ins) as effect`.execute(
+      c.db,
+    );
+    const row = result.rows[0]!;
+    if (Number(row.guarded) === 0) return diagnose(c, fence, "write the effect ledger of");
+    if (row.effect !== null) return { effect: toEffect(JSON.parse(row.effect)), created: true };
+    const found = await sql<Row>`select * from ${effects} e where e.run_id = ${fence.runId} and ${
+      key === null
+        ? sql`e.idempotency_key is null and e.checkpoint_seq = ${input.checkpointSeq} and e.position = ${input.position}`
+        : sql`e.idempotency_key = ${key}`
+    }`.execute(c.db);
+    // Nothing yet: a concurrent insert of the same key, not visible when the insert ran; look again.
+    if (!found.rows[0]) continue;
+    const effect = toEffect(found.rows[0]);
+    if (key !== null && (effect.tool !== input.tool || effect.argumentsDigest !== input.argumentsDigest)) {
       throw conflict(
         `Idempotency key ${JSON.stringify(key)} of run ${fence.runId} was used by ${effect.tool === input.tool ? "a call" : `tool "${effect.tool}"`} with other arguments; a key names one call.`,
         {
@@ -89,7 +93,7 @@ export async function beginEffect(
         },
       );
     }
-    return { effect, created };
+    return { effect, created: false };
   }
   throw conflict(`The effect at ${input.position} of run ${fence.runId} is being written concurrently.`, {
     runId: fence.runId,
@@ -129,28 +133,26 @@ export async function completeEffect(
   fence: Fence,
   effectId: string,
   outcome: ToolOutcome,
-  entry: JournalEntryInput,
+  entries: readonly JournalEntryInput[],
+  commit: Commit,
 ): Promise<EffectRecord> {
   const t = journalTables(c);
   const stored = JSON.stringify({ content: outcome.content, isError: outcome.isError });
   const result = await sql<Row>`
-    with ${guardCte(c, fence)},
+    with ${guardCte(c, fence, commit)},
     upd as (
       update ${t.effects} e set status = ${outcome.isError ? "failed" : "succeeded"}, outcome = ${stored}, updated_at = now()
       from guard
       where e.id = ${effectId} and e.run_id = guard.id and e.status = 'dispatched' and e.fencing_token = ${fence.token}
       returning e.*
     ),
-    j as (
-      insert into ${t.journal} (run_id, checkpoint_seq, position, kind, fingerprint, label, result, fencing_token)
-      select upd.run_id, ${entry.checkpointSeq}, ${entry.position}, ${entry.kind}, ${entry.fingerprint}, ${entry.label},
-        ${JSON.stringify(entry.result)}, ${fence.token}
-      from upd
-      on conflict do nothing
-    )
-    select upd.* from upd`.execute(c.db);
+    ${entriesCte(c, "j", "upd", fence, entries)}
+    select upd.*, (select count(*) from j) as journaled from upd`.execute(c.db);
   const row = result.rows[0];
-  if (row) return toEffect(row);
+  if (row) {
+    if (Number(row.journaled) < entries.length) await checkExisting(c, fence, entries);
+    return toEffect(row);
+  }
   await fenceCurrent(c, fence);
   throw conflict(`Effect ${effectId} of run ${fence.runId} is not in flight under token ${fence.token}.`, {
     runId: fence.runId,

@@ -17,23 +17,26 @@ import {
   raiseInterrupt,
   stepInterrupts,
 } from "./interrupts.js";
-import { openStep, recordEntry } from "./journal.js";
+import { type JournalDurability, openStep, recordEntries } from "./journal.js";
 
 /**
  * The store's {@link JournalStoreV1}: the same SQL on PostgreSQL and PGlite. `run` is the store's
- * guard (closed store, driver errors mapped to `store_unavailable`).
+ * guard (closed store, driver errors mapped to `store_unavailable`); `durability` how the
+ * journal's frequent writes commit (see {@link JournalDurability}).
  */
 export function journalStore(
   c: StoreContext,
   run: <T>(work: () => Promise<T>) => Promise<T>,
+  durability: JournalDurability = "relaxed",
 ): JournalStoreV1 {
   return Object.freeze({
     specVersion: "v1" as const,
-    openStep: (fence) => run(() => openStep(c, fence)),
-    record: (fence, entry) => run(() => recordEntry(c, fence, entry)),
-    beginEffect: (fence, input) => run(() => beginEffect(c, fence, input)),
+    openStep: (fence) => run(() => openStep(c, fence, durability)),
+    record: (fence, entries) => run(() => recordEntries(c, fence, entries, durability)),
+    beginEffect: (fence, input, entries = []) => run(() => beginEffect(c, fence, input, entries, durability)),
     dispatchEffect: (fence, id) => run(() => dispatchEffect(c, fence, id)),
-    completeEffect: (fence, id, outcome, entry) => run(() => completeEffect(c, fence, id, outcome, entry)),
+    completeEffect: (fence, id, outcome, entries) =>
+      run(() => completeEffect(c, fence, id, outcome, entries, durability)),
     reviewEffect: (fence, id) => run(() => reviewEffect(c, fence, id)),
     raiseInterrupt: (fence, input) => run(() => raiseInterrupt(c, fence, input)),
     getEffect: (id, tenantId) => run(() => getEffect(c, id, tenantId)),

@@ -9,16 +9,37 @@ import type { StoreContext } from "./context.js";
 import { journalTables, toEntry, toJournaledInterrupt } from "./journal-rows.js";
 import { diagnose, fenceGuard } from "./transitions.js";
 
-/** The fence guard as a CTE that share-locks the run row: a claim or requeue waits until the write commits. */
-export function guardCte(c: StoreContext, fence: Fence) {
-  return sql`guard as (select r.id, r.tenant_id, r.checkpoint_seq from ${c.t.runs} r where ${fenceGuard(fence)} for share of r)`;
+/**
+ * How a journal write commits: `relaxed` without waiting for the WAL flush (the statement sets
+ * `synchronous_commit` off for its own transaction), `strict` with it. See {@link JournalDurability}.
+ */
+export type Commit = "relaxed" | "strict";
+
+/**
+ * What the store's options say about the journal's commits: `relaxed` (the default) commits the
+ * writes whose loss in a database crash is harmless — journal entries and outcomes (the calls are
+ * made again; a lost outcome leaves its effect `dispatched`, judged ambiguous by the next lease) and
+ * the dispatch of effects that are safe to repeat — without waiting for the WAL flush. PostgreSQL
+ * flushes the WAL in order, so any later strict commit (a checkpoint, the dispatch of an effect not
+ * safe to repeat, a park) makes every earlier relaxed one durable too. `strict` waits on every write.
+ */
+export type JournalDurability = Commit;
+
+/**
+ * The fence guard as a CTE that share-locks the run row (a claim or requeue waits until the write
+ * commits) and, for a relaxed commit, turns `synchronous_commit` off for this statement's transaction.
+ */
+export function guardCte(c: StoreContext, fence: Fence, commit: Commit = "strict") {
+  const relax =
+    commit === "relaxed" ? sql`, set_config('synchronous_commit', 'off', true) as relaxed` : sql``;
+  return sql`guard as (select r.id, r.tenant_id, r.checkpoint_seq${relax} from ${c.t.runs} r where ${fenceGuard(fence)} for share of r)`;
 }
 
 /** See `JournalStoreV1.openStep`. */
-export async function openStep(c: StoreContext, fence: Fence): Promise<StepJournalState> {
+export async function openStep(c: StoreContext, fence: Fence, commit: Commit): Promise<StepJournalState> {
   const t = journalTables(c);
   const result = await sql<{ seq: unknown; entries: string[]; interrupts: string[] }>`
-    with ${guardCte(c, fence)},
+    with ${guardCte(c, fence, commit)},
     del as (delete from ${t.journal} j using guard where j.run_id = guard.id and j.checkpoint_seq < guard.checkpoint_seq)
     select guard.checkpoint_seq as seq,
       array(select row_to_json(j)::text from ${t.journal} j where j.run_id = guard.id and j.checkpoint_seq = guard.checkpoint_seq) as entries,
@@ -33,33 +54,77 @@ export async function openStep(c: StoreContext, fence: Fence): Promise<StepJourn
   };
 }
 
-/** See `JournalStoreV1.record`. */
-export async function recordEntry(c: StoreContext, fence: Fence, entry: JournalEntryInput): Promise<void> {
+/**
+ * A CTE inserting `entries` into the journal for the run in `from` (a CTE with `id`), skipping
+ * positions already there; `returning 1` per inserted row.
+ */
+export function entriesCte(
+  c: StoreContext,
+  name: string,
+  from: string,
+  fence: Fence,
+  entries: readonly JournalEntryInput[],
+) {
   const t = journalTables(c);
-  const result = await sql<{ guarded: unknown; inserted: unknown }>`
-    with ${guardCte(c, fence)},
-    ins as (
+  // A VALUES list plans far faster than unnesting parallel arrays (this is the journal's hot path).
+  const rows = sql.join(
+    entries.map(
+      (e) =>
+        sql`(${e.checkpointSeq}::int, ${e.position}::text, ${e.kind}::text, ${e.fingerprint}::text, ${e.label}::text, ${JSON.stringify(e.result)}::text)`,
+    ),
+  );
+  return sql`${sql.raw(name)} as (
       insert into ${t.journal} (run_id, checkpoint_seq, position, kind, fingerprint, label, result, fencing_token)
-      select guard.id, ${entry.checkpointSeq}, ${entry.position}, ${entry.kind}, ${entry.fingerprint}, ${entry.label},
-        ${JSON.stringify(entry.result)}, ${fence.token}
-      from guard
+      select ${sql.raw(from)}.run_id, e.seq, e.position, e.kind, e.fingerprint, e.label, e.result, ${fence.token}::bigint
+      from ${sql.raw(from)}, (values ${rows}) as e(seq, position, kind, fingerprint, label, result)
       on conflict do nothing
       returning 1
-    )
+    )`;
+}
+
+/**
+ * After an insert of `entries` wrote fewer rows than it had: the positions already held must hold
+ * the same calls (a repeated write), or it is `journal_conflict`.
+ */
+export async function checkExisting(
+  c: StoreContext,
+  fence: Fence,
+  entries: readonly JournalEntryInput[],
+): Promise<void> {
+  const t = journalTables(c);
+  const rows = await sql<{ checkpoint_seq: unknown; position: string; fingerprint: string; kind: string }>`
+    select checkpoint_seq, position, fingerprint, kind from ${t.journal}
+    where run_id = ${fence.runId} and position = any(${entries.map((e) => e.position)}::text[])`.execute(
+    c.db,
+  );
+  for (const entry of entries) {
+    const prior = rows.rows.find(
+      (r) => Number(r.checkpoint_seq) === entry.checkpointSeq && r.position === entry.position,
+    );
+    if (prior && (prior.fingerprint !== entry.fingerprint || prior.kind !== entry.kind)) {
+      throw new DurableError(
+        "journal_conflict",
+        `Journal position ${entry.position} of run ${fence.runId} (visit ${entry.checkpointSeq}) already holds another call (${entry.label}).`,
+        { details: { runId: fence.runId, position: entry.position, checkpointSeq: entry.checkpointSeq } },
+      );
+    }
+  }
+}
+
+/** See `JournalStoreV1.record`. */
+export async function recordEntries(
+  c: StoreContext,
+  fence: Fence,
+  entries: readonly JournalEntryInput[],
+  commit: Commit,
+): Promise<void> {
+  if (entries.length === 0) return;
+  const result = await sql<{ guarded: unknown; inserted: unknown }>`
+    with ${guardCte(c, fence, commit)},
+    run as (select guard.id as run_id from guard),
+    ${entriesCte(c, "ins", "run", fence, entries)}
     select (select count(*) from guard) as guarded, (select count(*) from ins) as inserted`.execute(c.db);
   const row = result.rows[0]!;
   if (Number(row.guarded) === 0) return diagnose(c, fence, "write the journal of");
-  if (Number(row.inserted) === 1) return;
-  const existing = await sql<{ fingerprint: string; kind: string }>`
-    select fingerprint, kind from ${t.journal}
-    where run_id = ${fence.runId} and checkpoint_seq = ${entry.checkpointSeq} and position = ${entry.position}`.execute(
-    c.db,
-  );
-  const prior = existing.rows[0];
-  if (prior && prior.fingerprint === entry.fingerprint && prior.kind === entry.kind) return;
-  throw new DurableError(
-    "journal_conflict",
-    `Journal position ${entry.position} of run ${fence.runId} (visit ${entry.checkpointSeq}) already holds another call (${entry.label}).`,
-    { details: { runId: fence.runId, position: entry.position, checkpointSeq: entry.checkpointSeq } },
-  );
+  if (Number(row.inserted) < entries.length) await checkExisting(c, fence, entries);
 }

@@ -24,8 +24,10 @@ export function journalHarness() {
 
   return {
     /** A fresh store and runtime on their own schema. */
-    async setup(): Promise<{ store: RunStoreV1; runtime: DurableRuntime }> {
-      const store = await pgliteStore({ db: await db, schema: `journal_${process.pid}_${++n}` });
+    async setup(
+      options: { journalDurability?: "relaxed" | "strict" } = {},
+    ): Promise<{ store: RunStoreV1; runtime: DurableRuntime }> {
+      const store = await pgliteStore({ db: await db, schema: `journal_${process.pid}_${++n}`, ...options });
       cleanup.push(() => store.close());
       return { store, runtime: createDurableRuntime({ store }) };
     },

@@ -35,7 +35,7 @@ export function effectsSuite(context: StoreSuiteContext): void {
           resolution: null,
         });
         const entry = { ...entryAt(input.position), kind: "tool" as const, result: ok };
-        const done = await journal.completeEffect(claim.fence, effect.id, ok, entry);
+        const done = await journal.completeEffect(claim.fence, effect.id, ok, [entry]);
         expect(done).toMatchObject({ status: "succeeded", outcome: ok });
         expect((await journal.openStep(claim.fence)).entries.map((e) => e.position)).toEqual([
           input.position,
@@ -43,7 +43,7 @@ export function effectsSuite(context: StoreSuiteContext): void {
         const failed = await journal.beginEffect(claim.fence, effectInput());
         const outcome = { content: '{"ok":false}', isError: true };
         expect(
-          await journal.completeEffect(claim.fence, failed.effect.id, outcome, entryAt("t/x")),
+          await journal.completeEffect(claim.fence, failed.effect.id, outcome, [entryAt("t/x")]),
         ).toMatchObject({
           status: "failed",
           outcome,
@@ -58,7 +58,7 @@ export function effectsSuite(context: StoreSuiteContext): void {
         const { claim, journal } = await claimedRun(store);
         const input = effectInput({ effect: "idempotent", idempotencyKey: "order-17" });
         const first = await journal.beginEffect(claim.fence, input);
-        await journal.completeEffect(claim.fence, first.effect.id, ok, entryAt(input.position));
+        await journal.completeEffect(claim.fence, first.effect.id, ok, [entryAt(input.position)]);
         const again = await journal.beginEffect(claim.fence, {
           ...input,
           position: "t/elsewhere/3/0",
@@ -145,7 +145,7 @@ export function effectsSuite(context: StoreSuiteContext): void {
           });
         }
         await expectOpenRathError(
-          () => journal.completeEffect(claim.fence, keyed.effect.id, ok, entryAt("t/late")),
+          () => journal.completeEffect(claim.fence, keyed.effect.id, ok, [entryAt("t/late")]),
           "stale_fence",
           "completeEffect by the stale worker",
         );
@@ -290,7 +290,7 @@ export function effectsSuite(context: StoreSuiteContext): void {
         "dispatchEffect",
       );
       await expectOpenRathError(
-        () => journal.completeEffect(claim.fence, e.effect.id, ok, entryAt("t/s")),
+        () => journal.completeEffect(claim.fence, e.effect.id, ok, [entryAt("t/s")]),
         "stale_fence",
         "completeEffect",
       );

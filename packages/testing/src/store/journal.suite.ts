@@ -4,7 +4,7 @@ import { expect } from "vitest";
 import { describeGroup } from "../internal/describe-group.js";
 import { expectOpenRathError } from "../internal/expect-error.js";
 import { commit } from "./fixtures.js";
-import { claimedRun, entryAt, takeOver } from "./journal-fixtures.js";
+import { claimedRun, effectInput, entryAt, takeOver } from "./journal-fixtures.js";
 import type { StoreSuiteContext } from "./suite-context.js";
 
 /** The step journal: entries by visit and position, idempotent recording, fencing, pruning of committed visits. */
@@ -20,12 +20,14 @@ export function journalSuite(context: StoreSuiteContext): void {
           entries: [],
           interrupts: [],
         });
-        await journal.record(claim.fence, entryAt("m/a/0"));
-        await journal.record(claim.fence, {
-          ...entryAt("t/a/0/0"),
-          kind: "tool",
-          result: { content: "{}", isError: false },
-        });
+        await journal.record(claim.fence, [entryAt("m/a/0")]);
+        await journal.record(claim.fence, [
+          {
+            ...entryAt("t/a/0/0"),
+            kind: "tool",
+            result: { content: "{}", isError: false },
+          },
+        ]);
         const state = await journal.openStep(claim.fence);
         const byPosition = Object.fromEntries(state.entries.map((e) => [e.position, e]));
         expect(Object.keys(byPosition).sort()).toEqual(["m/a/0", "t/a/0/0"]);
@@ -43,14 +45,34 @@ export function journalSuite(context: StoreSuiteContext): void {
     );
 
     group.test(
+      "several entries are recorded in one write; the ledger's writes carry entries too",
+      async () => {
+        const store = group.track(await context.create());
+        const { claim, journal } = await claimedRun(store);
+        await journal.record(claim.fence, [entryAt("m/b/0"), entryAt("m/b/1"), entryAt("m/b/2")]);
+        const begun = await journal.beginEffect(claim.fence, effectInput({ position: "t/b/2/0" }), [
+          entryAt("m/c/0"),
+        ]);
+        // A begin that finds its effect already there still records what it carries.
+        await journal.beginEffect(claim.fence, effectInput({ position: "t/b/2/0" }), [entryAt("m/c/1")]);
+        await journal.completeEffect(claim.fence, begun.effect.id, { content: "{}", isError: false }, [
+          entryAt("m/c/2"),
+          { ...entryAt("t/b/2/0"), kind: "tool", result: { content: "{}", isError: false } },
+        ]);
+        const positions = (await journal.openStep(claim.fence)).entries.map((e) => e.position).sort();
+        expect(positions).toEqual(["m/b/0", "m/b/1", "m/b/2", "m/c/0", "m/c/1", "m/c/2", "t/b/2/0"]);
+      },
+    );
+
+    group.test(
       "recording a position again: same fingerprint is a no-op, another is journal_conflict and changes nothing",
       async () => {
         const store = group.track(await context.create());
         const { claim, journal } = await claimedRun(store);
-        await journal.record(claim.fence, entryAt("m/a/0"));
-        await journal.record(claim.fence, entryAt("m/a/0"));
+        await journal.record(claim.fence, [entryAt("m/a/0")]);
+        await journal.record(claim.fence, [entryAt("m/a/0")]);
         await expectOpenRathError(
-          () => journal.record(claim.fence, entryAt("m/a/0", "another-fingerprint")),
+          () => journal.record(claim.fence, [entryAt("m/a/0", "another-fingerprint")]),
           "journal_conflict",
           "record at a taken position with another fingerprint",
         );
@@ -64,10 +86,10 @@ export function journalSuite(context: StoreSuiteContext): void {
       async () => {
         const store = group.track(await context.create());
         const { claim, journal } = await claimedRun(store, { leaseMs: 150 });
-        await journal.record(claim.fence, entryAt("m/a/0"));
+        await journal.record(claim.fence, [entryAt("m/a/0")]);
         const fresh = await takeOver(store, claim);
         await expectOpenRathError(
-          () => journal.record(claim.fence, entryAt("m/a/1")),
+          () => journal.record(claim.fence, [entryAt("m/a/1")]),
           "stale_fence",
           "record with a stale token",
         );
@@ -88,7 +110,7 @@ export function journalSuite(context: StoreSuiteContext): void {
       const { claim, journal } = await claimedRun(store, { leaseMs: 150 });
       await new Promise((r) => setTimeout(r, 350));
       await expectOpenRathError(
-        () => journal.record(claim.fence, entryAt("m/a/0")),
+        () => journal.record(claim.fence, [entryAt("m/a/0")]),
         "stale_fence",
         "record after expiry",
       );
@@ -99,12 +121,12 @@ export function journalSuite(context: StoreSuiteContext): void {
       async () => {
         const store = group.track(await context.create());
         const { claim, journal } = await claimedRun(store);
-        await journal.record(claim.fence, entryAt("m/a/0", "fp", 0));
+        await journal.record(claim.fence, [entryAt("m/a/0", "fp", 0)]);
         await commit(store, claim, Session.fromUserMessage("after the first step"), "second");
         const state = await journal.openStep(claim.fence);
         expect(state.checkpointSeq).toBe(1);
         expect(state.entries).toEqual([]);
-        await journal.record(claim.fence, entryAt("m/a/0", "fp", 1));
+        await journal.record(claim.fence, [entryAt("m/a/0", "fp", 1)]);
         expect((await journal.openStep(claim.fence)).entries.map((e) => e.checkpointSeq)).toEqual([1]);
       },
     );
