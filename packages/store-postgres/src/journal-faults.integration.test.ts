@@ -63,6 +63,26 @@ function nextNote(worker: JournalWorkerProcess, match: (note: WorkerNote) => boo
   });
 }
 
+/**
+ * Waits until the killed worker's database sessions are gone: a statement it sent just before it
+ * died may still commit, and the journal is read only after that.
+ */
+async function backendsGone(
+  q: <T extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<T[]>,
+  pid: number,
+): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const [row] = await q<{ n: string }>(
+      "select count(*) as n from pg_stat_activity where application_name = $1",
+      [`journal-worker-${pid}`],
+    );
+    if (Number(row!.n) === 0) return;
+    if (Date.now() > deadline) throw new Error(`the sessions of killed worker ${pid} are still open`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 const between = (lo: number, hi: number) => lo + Math.floor(Math.random() * (hi - lo + 1));
 
 if (postgres.available) {
@@ -111,6 +131,7 @@ if (postgres.available) {
           );
           const pid = worker.child.pid!;
           await worker.kill();
+          await backendsGone(q, pid);
           const recorded = await q<{ kind: string; position: string }>(
             "select kind, position from {s}.journal where run_id = $1",
             [run.id],

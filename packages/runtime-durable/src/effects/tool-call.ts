@@ -214,12 +214,11 @@ async function liveCall(
 
   const outcome = await run();
   if (unrecordable()) return outcome;
-  await attempt.write(() =>
-    store.completeEffect(fence, current.id, outcome, [
-      ...attempt.takePending(),
-      attempt.full({ ...journal, result: outcome as unknown as JsonValue }),
-    ]),
-  );
+  const entries = [
+    ...attempt.takePending(),
+    attempt.full({ ...journal, result: outcome as unknown as JsonValue }),
+  ];
+  await attempt.write(() => store.completeEffect(fence, current.id, outcome, entries));
   attempt.countRecordedTool();
   return outcome;
 }

@@ -1,9 +1,11 @@
-import { Session } from "@openrath/core";
+import { OpenRathError, Session } from "@openrath/core";
 import { createRunScope } from "@openrath/core/backend";
 import type { RunStoreV1 } from "../contract/run-store.js";
 import type { StepContext, StepMiddleware } from "../contract/step-context.js";
 import { DurableError } from "../errors.js";
 import { JournalAttempt, type StepJournal } from "./journal-attempt.js";
+import type { StepJournalState } from "./journal-records.js";
+import type { JournalStoreV1 } from "./journal-store.js";
 
 /** The key of the journal in `ctx.extensions`. */
 export const JOURNAL_EXTENSION = "journal";
@@ -36,7 +38,7 @@ export function journalMiddleware(
   return {
     name: JOURNAL_EXTENSION,
     async around<T>(ctx: StepContext, next: (context: StepContext) => Promise<T>): Promise<T> {
-      const state = await journal.openStep(ctx.fence);
+      const state = await openStep(journal, ctx);
       const attempt = new JournalAttempt(journal, ctx, state);
       const inner: StepContext = {
         ...ctx,
@@ -77,6 +79,24 @@ export function journalMiddleware(
       return result as T;
     },
   };
+}
+
+/**
+ * Opens the attempt's journal, retried while the store is unreachable and the step's signal has
+ * not fired (the lease may still be ours; the worker's heartbeat aborts the signal once it is not),
+ * as the worker retries its own writes.
+ */
+async function openStep(journal: JournalStoreV1, ctx: StepContext): Promise<StepJournalState> {
+  let delay = 25;
+  for (;;) {
+    try {
+      return await journal.openStep(ctx.fence);
+    } catch (error) {
+      if (!OpenRathError.isInstance(error, "store_unavailable") || ctx.signal.aborted) throw error;
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 1000);
+    }
+  }
 }
 
 /**

@@ -89,7 +89,12 @@ function sendFlow(effect: "non_idempotent" | "idempotent") {
   );
 }
 
-const store = await postgresStore({ connectionString: url!, schema: schema!, pool: { max: 6 } });
+// Named by pid, so a test can wait for this process's backends to be gone after killing it.
+const store = await postgresStore({
+  connectionString: url!,
+  schema: schema!,
+  pool: { max: 6, application_name: `journal-worker-${process.pid}` },
+});
 const runtime = createDurableRuntime({ store });
 const flow =
   mode === "agent" ? agentFlow() : sendFlow(mode === "send-idempotent" ? "idempotent" : "non_idempotent");
