@@ -2,10 +2,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describeArtifactConformance } from "@openrath/testing/artifacts";
+import { filesystemArtifactStore } from "@openrath/runtime-durable";
 import { afterAll } from "vitest";
-import { filesystemArtifactStore } from "./filesystem-artifact-store.js";
+import { describeArtifactConformance } from "./index.js";
 
+// The filesystem store that `@openrath/runtime-durable` ships is held to the suite here, so the runtime
+// package needs no dependency on this one (the two would form a build cycle).
 const base = mkdtempSync(join(tmpdir(), "openrath-artifacts-conformance-"));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
