@@ -11,6 +11,7 @@ import {
   createDurableRuntime,
   defineWorkflow,
   type InterruptDecision,
+  inProcessSignals,
   journalOf,
 } from "@openrath/runtime-durable";
 import { describe, expect, it } from "vitest";
@@ -295,6 +296,28 @@ describe("interrupts on the durable runtime (PGlite)", () => {
     expect(starts).toBe(2);
     const [effect] = (await runtime.effects.list({ runId: run.id, status: "succeeded" })).items;
     expect(effect).toMatchObject({ tool: "refund", dispatches: 2, status: "succeeded" });
+  });
+
+  it("with signals the store does not publish (Redis), a decision still wakes the worker at once", async () => {
+    const { store } = await harness.setup();
+    const runtime = createDurableRuntime({ store, signals: inProcessSignals() });
+    const flow = defineWorkflow("woken").step(
+      "ask",
+      async (session, ctx) => {
+        const d = await ctx.interrupt({ kind: "approval", request: { go: true } });
+        return session.append({ kind: "assistant", content: d.kind });
+      },
+      { entry: true },
+    );
+    // A long lease: the worker's safety sweep (a third of it) would take 20 s to notice the run.
+    await harness.worker(runtime, [flow], { leaseMs: 60_000 });
+    const run = await runtime.submit("woken", Session.fromUserMessage("x"));
+    await runtime.wait(run.id, { parked: true, signal: AbortSignal.timeout(10_000) });
+    const [pending] = (await runtime.interrupts.list()).items;
+    const decided = Date.now();
+    await runtime.interrupts.decide(pending!.id, { kind: "approve", actor: "ana" });
+    expect((await runtime.result(run.id, { signal: AbortSignal.timeout(10_000) })).text()).toBe("approve");
+    expect(Date.now() - decided).toBeLessThan(5_000);
   });
 
   it("a run waiting on a stopped worker is finished by another runtime once decided", async () => {
