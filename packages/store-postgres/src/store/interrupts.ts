@@ -156,6 +156,12 @@ export async function decideInterrupt(
 /** See `JournalStoreV1.expireInterrupts`. */
 export async function expireInterrupts(c: StoreContext): Promise<{ decided: number; timedOut: number }> {
   const { interrupts } = journalTables(c);
+  // Every worker sweeps at each heartbeat: one indexed probe when nothing is due, no transaction.
+  const due =
+    await sql`select 1 from ${interrupts} where status = 'pending' and expires_at <= now() limit 1`.execute(
+      c.db,
+    );
+  if (due.rows.length === 0) return { decided: 0, timedOut: 0 };
   return c.db.transaction().execute(async (tx) => {
     const due = await sql<Row>`select * from ${interrupts}
       where status = 'pending' and expires_at <= now()
