@@ -29,7 +29,8 @@ export function journalStore(
   run: <T>(work: () => Promise<T>) => Promise<T>,
   durability: JournalDurability = "relaxed",
 ): JournalStoreV1 {
-  return Object.freeze({
+  // Not frozen: wrappers (signals publishing, worker hand-offs) may proxy single members.
+  return {
     specVersion: "v1" as const,
     openStep: (fence) => run(() => openStep(c, fence, durability)),
     record: (fence, entries) => run(() => recordEntries(c, fence, entries, durability)),
@@ -47,5 +48,5 @@ export function journalStore(
     decideInterrupt: (id, decision, tenantId) => run(() => decideInterrupt(c, id, decision, tenantId)),
     expireInterrupts: () => run(() => expireInterrupts(c)),
     stepInterrupts: (runId, seq) => run(() => stepInterrupts(c, runId, seq)),
-  } satisfies JournalStoreV1);
+  } satisfies JournalStoreV1;
 }
