@@ -1,4 +1,5 @@
 import type { ArtifactCapabilities, ArtifactStoreV1 } from "@openrath/runtime-durable";
+import { createSkipList } from "../internal/skip-list.js";
 
 /**
  * Test hooks that change a store's objects behind its back, for the integrity tests: the suite
@@ -49,8 +50,7 @@ export function createSuiteContext(options: {
   readonly skip?: Readonly<Record<string, string>>;
   readonly timeoutMs?: number;
 }): ArtifactSuiteContext & { readonly asked: ReadonlySet<string> } {
-  const asked = new Set<string>();
-  const skip = options.skip ?? {};
+  const skips = createSkipList(options.skip);
   return {
     create: options.create,
     reopen: options.reopen,
@@ -58,10 +58,7 @@ export function createSuiteContext(options: {
     tamper: options.tamper,
     largeBytes: options.largeBytes ?? 24 * 1024 * 1024,
     timeoutMs: options.timeoutMs ?? 30_000,
-    asked,
-    skipped(title: string) {
-      asked.add(title);
-      return Object.hasOwn(skip, title) ? skip[title] : undefined;
-    },
+    asked: skips.asked,
+    skipped: skips.skipped,
   };
 }

@@ -1,5 +1,6 @@
 import type { MemoryCapabilities, MemoryV1 } from "@openrath/core";
-import { describe, expect, it } from "vitest";
+import { describe, } from "vitest";
+import { checkSkipKeys } from "../internal/skip-list.js";
 import { capabilitiesSuite } from "./capabilities.suite.js";
 import { commitSuite } from "./commit.suite.js";
 import { concurrencySuite } from "./concurrency.suite.js";
@@ -109,16 +110,6 @@ export function describeMemoryConformance(options: MemoryConformanceOptions): vo
     commitSuite(context);
     capabilitiesSuite(context);
 
-    const keys = Object.keys(options.skip ?? {});
-    if (keys.length > 0) {
-      it("every skip key names a group or a test of the suite", () => {
-        const unknown = keys.filter((key) => !context.asked.has(key));
-        const valid = [...context.asked].filter((key) => key.includes(" > "));
-        expect(
-          unknown,
-          `skip keys that name no group or test: ${JSON.stringify(unknown)}. A key is a group title, a test title, or one of:\n${valid.join("\n")}`,
-        ).toEqual([]);
-      });
-    }
+    checkSkipKeys(options.skip, context);
   });
 }

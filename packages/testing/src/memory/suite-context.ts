@@ -1,4 +1,5 @@
 import type { MemoryCapabilities, MemoryV1 } from "@openrath/core";
+import { createSkipList } from "../internal/skip-list.js";
 
 /** How to start the process the crash-survival test kills: see `describeMemoryConformance`'s `crashWriter`. */
 export interface CrashWriterCommand {
@@ -52,8 +53,7 @@ export function createSuiteContext(options: {
   readonly skip?: Readonly<Record<string, string>>;
   readonly timeoutMs?: number;
 }): MemorySuiteContext & { readonly asked: ReadonlySet<string> } {
-  const asked = new Set<string>();
-  const skip = options.skip ?? {};
+  const skips = createSkipList(options.skip);
   return {
     create: options.create,
     reopen: options.reopen,
@@ -61,10 +61,7 @@ export function createSuiteContext(options: {
     paraphrase: options.paraphrase,
     crashWriter: options.crashWriter,
     timeoutMs: options.timeoutMs ?? 30_000,
-    asked,
-    skipped(title: string) {
-      asked.add(title);
-      return Object.hasOwn(skip, title) ? skip[title] : undefined;
-    },
+    asked: skips.asked,
+    skipped: skips.skipped,
   };
 }

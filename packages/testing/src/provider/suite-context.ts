@@ -1,4 +1,5 @@
 import type { ProviderV1 } from "@openrath/core";
+import { createSkipList } from "../internal/skip-list.js";
 import type { ProviderWireFixture } from "./fixture.js";
 
 /** What the provider under test claims; the suite checks every claim and skips what is not claimed. */
@@ -44,8 +45,7 @@ export function createSuiteContext<F extends ProviderWireFixture>(options: {
   readonly skip?: Readonly<Record<string, string>>;
   readonly timeoutMs?: number;
 }): ProviderSuiteContext<F> & { readonly asked: ReadonlySet<string> } {
-  const asked = new Set<string>();
-  const skip = options.skip ?? {};
+  const skips = createSkipList(options.skip);
   const claims = options.capabilities ?? {};
   return {
     start: options.start,
@@ -57,10 +57,7 @@ export function createSuiteContext<F extends ProviderWireFixture>(options: {
       stopSequences: claims.stopSequences ?? true,
     },
     timeoutMs: options.timeoutMs ?? 15_000,
-    asked,
-    skipped(title: string) {
-      asked.add(title);
-      return Object.hasOwn(skip, title) ? skip[title] : undefined;
-    },
+    asked: skips.asked,
+    skipped: skips.skipped,
   };
 }

@@ -1,4 +1,5 @@
 import type { SandboxCapabilities, SandboxV1 } from "@openrath/core";
+import { createSkipList } from "../internal/skip-list.js";
 
 /**
  * What every group of the sandbox conformance suite receives: how to open a fresh sandbox, the
@@ -26,16 +27,12 @@ export function createSuiteContext(options: {
   readonly skip?: Readonly<Record<string, string>>;
   readonly timeoutMs?: number;
 }): SandboxSuiteContext & { readonly asked: ReadonlySet<string> } {
-  const asked = new Set<string>();
-  const skip = options.skip ?? {};
+  const skips = createSkipList(options.skip);
   return {
     create: options.create,
     capabilities: options.capabilities,
     timeoutMs: options.timeoutMs ?? 30_000,
-    asked,
-    skipped(title: string) {
-      asked.add(title);
-      return Object.hasOwn(skip, title) ? skip[title] : undefined;
-    },
+    asked: skips.asked,
+    skipped: skips.skipped,
   };
 }

@@ -1,5 +1,6 @@
 import type { SignalsCapabilities } from "@openrath/runtime-durable";
-import { describe, expect, it } from "vitest";
+import { describe, } from "vitest";
+import { checkSkipKeys } from "../internal/skip-list.js";
 import { deliverySuite } from "./delivery.suite.js";
 import { runtimeSuite } from "./runtime.suite.js";
 import { createSuiteContext, type SignalsFixture } from "./suite-context.js";
@@ -55,12 +56,6 @@ export function describeSignalsConformance(options: SignalsConformanceOptions): 
     deliverySuite(context);
     runtimeSuite(context);
 
-    const keys = Object.keys(options.skip ?? {});
-    if (keys.length > 0) {
-      it("every skip key names a group or a test of the suite", () => {
-        const unknown = keys.filter((key) => !context.asked.has(key));
-        expect(unknown, `skip keys that name no group or test: ${JSON.stringify(unknown)}`).toEqual([]);
-      });
-    }
+    checkSkipKeys(options.skip, context);
   });
 }

@@ -1,4 +1,5 @@
 import type { RunStoreV1, SignalsCapabilities, SignalsV1 } from "@openrath/runtime-durable";
+import { createSkipList } from "../internal/skip-list.js";
 
 /** A store and the signals under test over it (the store's own, or another backend beside it). */
 export interface SignalsFixture {
@@ -30,18 +31,14 @@ export function createSuiteContext(options: {
   readonly skip?: Readonly<Record<string, string>>;
   readonly timeoutMs?: number;
 }): SignalsSuiteContext & { readonly asked: ReadonlySet<string> } {
-  const asked = new Set<string>();
-  const skip = options.skip ?? {};
+  const skips = createSkipList(options.skip);
   return {
     create: options.create,
     peer: options.peer,
     capabilities: options.capabilities,
     timeoutMs: options.timeoutMs ?? 30_000,
-    asked,
-    skipped(title: string) {
-      asked.add(title);
-      return Object.hasOwn(skip, title) ? skip[title] : undefined;
-    },
+    asked: skips.asked,
+    skipped: skips.skipped,
   };
 }
 

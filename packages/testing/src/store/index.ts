@@ -1,5 +1,6 @@
 import type { RunStoreCapabilities, RunStoreV1 } from "@openrath/runtime-durable";
-import { describe, expect, it } from "vitest";
+import { describe, } from "vitest";
+import { checkSkipKeys } from "../internal/skip-list.js";
 import { capabilitiesSuite } from "./capabilities.suite.js";
 import { checkpointsSuite } from "./checkpoints.suite.js";
 import { claimsSuite } from "./claims.suite.js";
@@ -75,12 +76,6 @@ export function describeStoreConformance(options: StoreConformanceOptions): void
       interruptsSuite(context);
     }
 
-    const keys = Object.keys(options.skip ?? {});
-    if (keys.length > 0) {
-      it("every skip key names a group or a test of the suite", () => {
-        const unknown = keys.filter((key) => !context.asked.has(key));
-        expect(unknown, `skip keys that name no group or test: ${JSON.stringify(unknown)}`).toEqual([]);
-      });
-    }
+    checkSkipKeys(options.skip, context);
   });
 }

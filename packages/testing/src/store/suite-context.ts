@@ -1,4 +1,5 @@
 import type { RunStoreCapabilities, RunStoreV1 } from "@openrath/runtime-durable";
+import { createSkipList } from "../internal/skip-list.js";
 
 /** What every group of the store conformance suite receives. */
 export interface StoreSuiteContext {
@@ -24,17 +25,13 @@ export function createSuiteContext(options: {
   readonly skip?: Readonly<Record<string, string>>;
   readonly timeoutMs?: number;
 }): StoreSuiteContext & { readonly asked: ReadonlySet<string> } {
-  const asked = new Set<string>();
-  const skip = options.skip ?? {};
+  const skips = createSkipList(options.skip);
   return {
     create: options.create,
     peer: options.peer,
     capabilities: options.capabilities,
     timeoutMs: options.timeoutMs ?? 30_000,
-    asked,
-    skipped(title: string) {
-      asked.add(title);
-      return Object.hasOwn(skip, title) ? skip[title] : undefined;
-    },
+    asked: skips.asked,
+    skipped: skips.skipped,
   };
 }
