@@ -1,5 +1,5 @@
 import type { ArtifactCapabilities, ArtifactStoreV1 } from "@openrath/runtime-durable";
-import { describe, } from "vitest";
+import { describe } from "vitest";
 import { checkSkipKeys } from "../internal/skip-list.js";
 import { atomicitySuite } from "./atomicity.suite.js";
 import { capabilitiesSuite } from "./capabilities.suite.js";

@@ -1,5 +1,5 @@
 import type { ProviderV1 } from "@openrath/core";
-import { describe, } from "vitest";
+import { describe } from "vitest";
 import { checkSkipKeys } from "../internal/skip-list.js";
 import { abortSuite } from "./abort.suite.js";
 import { errorsSuite } from "./errors.suite.js";

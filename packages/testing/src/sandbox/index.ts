@@ -1,5 +1,5 @@
 import type { SandboxBackendV1, SandboxCapabilities, SandboxV1 } from "@openrath/core";
-import { describe, } from "vitest";
+import { describe } from "vitest";
 import { checkSkipKeys } from "../internal/skip-list.js";
 import { capabilitiesSuite } from "./capabilities.suite.js";
 import { codeSuite } from "./code.suite.js";

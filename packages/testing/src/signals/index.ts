@@ -1,5 +1,5 @@
 import type { SignalsCapabilities } from "@openrath/runtime-durable";
-import { describe, } from "vitest";
+import { describe } from "vitest";
 import { checkSkipKeys } from "../internal/skip-list.js";
 import { deliverySuite } from "./delivery.suite.js";
 import { runtimeSuite } from "./runtime.suite.js";

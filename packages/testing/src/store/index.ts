@@ -1,5 +1,5 @@
 import type { RunStoreCapabilities, RunStoreV1 } from "@openrath/runtime-durable";
-import { describe, } from "vitest";
+import { describe } from "vitest";
 import { checkSkipKeys } from "../internal/skip-list.js";
 import { capabilitiesSuite } from "./capabilities.suite.js";
 import { checkpointsSuite } from "./checkpoints.suite.js";
