@@ -136,6 +136,24 @@ describe("Budget", () => {
     if ("settle" in first) first.settle(usage(20), "m");
     expect(budget.spent.totalTokens).toBe(20);
   });
+
+  it("charges a call that reported no usage its reservation, so such calls cannot run past the limit", () => {
+    const budget = new Budget({
+      maxTokens: 100,
+      maxCostUsd: 1,
+      prices: { m: { input: 1_000, output: 1_000 } },
+    });
+    let calls = 0;
+    for (let hold = budget.reserve(40, "m"); "settle" in hold && calls < 10; hold = budget.reserve(40, "m")) {
+      hold.settle(undefined, "m");
+      calls += 1;
+    }
+    // 0, 40 and 80 tokens spent are under the limit; at 120 the next call is refused.
+    expect(calls).toBe(3);
+    expect(budget.spent.totalTokens).toBe(120);
+    expect(budget.spentUsd).toBeCloseTo(0.12);
+    expect(budget.exceeded()).toBe("120 tokens used of a 100-token budget");
+  });
 });
 
 describe("prices", () => {

@@ -43,7 +43,10 @@ export interface BudgetRefusal {
   readonly reason: string;
 }
 
-/** What a call holds of a budget while it runs: settle it with the call's usage, or release it. */
+/**
+ * What a call holds of a budget while it runs: settle it with the call's usage (a call that reported
+ * none is charged its reservation, priced as input), or release it.
+ */
 export interface BudgetHold {
   /** Replaces the hold with what the call actually used. */
   settle(usage: Usage | undefined, model: string | undefined): void;
@@ -160,7 +163,13 @@ export class Budget {
     };
     return {
       settle: (usage, answered) => {
-        if (drop()) this.charge(usage, answered ?? model);
+        // A call whose server reported no usage still spent something: it is charged its
+        // reservation, so a server that never reports usage cannot run past a budget unseen.
+        if (drop())
+          this.charge(
+            usage ?? { promptTokens: held, completionTokens: 0, totalTokens: held },
+            answered ?? model,
+          );
       },
       release: () => {
         drop();
