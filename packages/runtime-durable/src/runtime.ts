@@ -15,6 +15,7 @@ import type { JournalStoreV1 } from "./journal/journal-store.js";
 import { publishingJournal } from "./journal/publishing-journal.js";
 import { type FollowedEvent, type FollowRunOptions, followRun } from "./signals/follow-run.js";
 import { publishCommits } from "./signals/publishing-store.js";
+import { FreshVisits, SubmittedSessions } from "./worker/handoff.js";
 import { DurableWorker, type WorkerOptions } from "./worker/worker.js";
 
 /** Options of {@link createDurableRuntime}. */
@@ -67,6 +68,8 @@ export class DurableRuntime {
   private readonly tenantId: string;
   private readonly byHash = new Map<string, CompiledPlan>();
   private readonly byName = new Map<string, CompiledPlan>();
+  /** Sessions submitted here, for this runtime's workers (their first step needs no read). */
+  private readonly submitted = new SubmittedSessions();
 
   constructor(options: DurableRuntimeOptions) {
     this.signals = options.signals ?? options.store.signals;
@@ -154,27 +157,31 @@ export class DurableRuntime {
     }
     const deadline = options.deadline === undefined ? undefined : +options.deadline;
     const notBefore = options.notBefore === undefined ? undefined : +options.notBefore;
-    const json = session.toJSON();
     const head = await this.store.findSessionHead(tenantId, [
       session.id,
       ...session.lineage.parents.map((p) => p.id),
     ]);
-    const { write } = encodeCheckpoint(session, head ? baseOf(head) : null, {
+    const encoded = encodeCheckpoint(session, head ? baseOf(head) : null, {
       sequence: 0,
       stepId: null,
       nextStep: entry,
     });
-    const fingerprint = sha256(
-      canonicalJson({
-        planHash,
-        tenantId,
-        priority,
-        deadline: deadline ?? null,
-        metadata: options.metadata ?? {},
-        session: sha256(JSON.stringify(json)),
-      }),
-    );
-    const { run } = await this.store.submit({
+    const write = encoded.write;
+    // Only compared when the key is reused: without a key, no fingerprint (and no serialization of the session).
+    const fingerprint =
+      options.idempotencyKey === undefined
+        ? ""
+        : sha256(
+            canonicalJson({
+              planHash,
+              tenantId,
+              priority,
+              deadline: deadline ?? null,
+              metadata: options.metadata ?? {},
+              session: sha256(JSON.stringify(session.toJSON())),
+            }),
+          );
+    const { run, created } = await this.store.submit({
       tenantId,
       planHash,
       checkpoint: write,
@@ -185,6 +192,7 @@ export class DurableRuntime {
       ...(notBefore === undefined ? {} : { notBefore }),
       ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
     });
+    if (created) this.submitted.put(run, session, encoded.next(run.checkpointId));
     return run;
   }
 
@@ -343,20 +351,24 @@ export class DurableRuntime {
   ): DurableWorker {
     // A store with a journal gets it on every step (agents resume mid-loop, ctx.interrupt works) unless declined.
     const journaled = options.journal !== false && this.journalStore && this.store.capabilities.journal;
+    const fresh = new FreshVisits();
     const middleware = journaled
       ? [
           journalMiddleware({
             name: this.store.name,
             capabilities: this.store.capabilities,
-            journal: this.journalStore,
+            journal: fresh.wrap(this.journalStore!),
           }),
           ...(options.middleware ?? []),
         ]
       : options.middleware;
-    return new DurableWorker(this.store, this.signals, options.plans ?? this.plans, {
-      ...options,
-      ...(middleware ? { middleware } : {}),
-    });
+    return new DurableWorker(
+      this.store,
+      this.signals,
+      options.plans ?? this.plans,
+      { ...options, ...(middleware ? { middleware } : {}) },
+      { handoff: this.submitted, ...(journaled ? { fresh } : {}) },
+    );
   }
 }
 

@@ -220,19 +220,27 @@ describe.skipIf(!postgres.available)(`faults against PostgreSQL (${postgres.reas
     await expect(
       runtime.register(defineWorkflow("broken").step("a", (s) => s, { entry: true, next: "nowhere" })),
     ).rejects.toMatchObject({ code: "invalid_definition" });
-    await runtime.register(defineWorkflow("liar").step("a", () => "not a session" as never, { entry: true }));
-    await runtime.register(
-      defineWorkflow("fine").step("a", (s) => s.append({ kind: "assistant", content: "fine" }), {
-        entry: true,
-      }),
-    );
+    const definitions = new Map([
+      ["liar", defineWorkflow("liar").step("a", () => "not a session" as never, { entry: true })],
+      [
+        "fine",
+        defineWorkflow("fine").step("a", (s) => s.append({ kind: "assistant", content: "fine" }), {
+          entry: true,
+        }),
+      ],
+    ]);
+    for (const definition of definitions.values()) await runtime.register(definition);
     const liar = await runtime.submit("liar", Session.fromUserMessage("x"));
     const corrupt = await runtime.submit("fine", Session.fromUserMessage("to be corrupted"));
     const healthy = await Promise.all(
       Array.from({ length: 5 }, (_, i) => runtime.submit("fine", Session.fromUserMessage(`ok ${i}`))),
     );
     await log.query(`update ${schema}.checkpoints set lineage = '{not json' where run_id = $1`, [corrupt.id]);
-    const worker = runtime.worker({ concurrency: 4, leaseMs: 2_000 });
+    // The worker of another runtime (another process), so every run's checkpoint is read back from
+    // the store instead of being handed over from the submitting runtime's memory.
+    const elsewhere = createDurableRuntime({ store: runtime.store });
+    for (const plan of runtime.plans) await elsewhere.register(definitions.get(plan.name)!);
+    const worker = elsewhere.worker({ concurrency: 4, leaseMs: 2_000 });
     await worker.start();
     cleanup.push(() => worker.stop({ drain: false }));
     expect(await runtime.wait(liar.id)).toMatchObject({

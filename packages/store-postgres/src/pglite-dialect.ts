@@ -1,6 +1,7 @@
-import type { PGlite } from "@electric-sql/pglite";
+import { randomBytes } from "node:crypto";
+import { type PGlite, parse, protocol } from "@electric-sql/pglite";
 import {
-  type CompiledQuery,
+  CompiledQuery,
   type DatabaseConnection,
   type Dialect,
   type Driver,
@@ -11,11 +12,17 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from "kysely";
+import { isStalePlan, StatementNames } from "./prepared-pool.js";
 
 /**
  * A Kysely dialect over one embedded PGlite database. PGlite is a single connection, so the
  * driver hands it to one holder at a time: a transaction keeps it from `BEGIN` to `COMMIT`, and
  * every other query waits its turn instead of landing inside someone else's transaction.
+ *
+ * Statements with parameters run as named prepared statements over PGlite's wire-protocol entry
+ * (`execProtocol`, inside `runExclusive` so nothing else of PGlite's interleaves): parsed and
+ * planned once, then one bind-and-execute per call. `PGlite.query` parses and plans every call,
+ * which for the store's long CTE statements costs several times their execution.
  */
 export class PGliteDialect implements Dialect {
   constructor(private readonly db: PGlite) {}
@@ -60,15 +67,16 @@ class PGliteDriver implements Driver {
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const level = settings.isolationLevel ? ` isolation level ${settings.isolationLevel}` : "";
-    await (connection as PGliteConnection).db.exec(`begin${level}`);
+    // Through the connection (not PGlite directly), so Kysely's query log sees them as on a server.
+    await connection.executeQuery(CompiledQuery.raw(`begin${level}`));
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await (connection as PGliteConnection).db.exec("commit");
+    await connection.executeQuery(CompiledQuery.raw("commit"));
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await (connection as PGliteConnection).db.exec("rollback");
+    await connection.executeQuery(CompiledQuery.raw("rollback"));
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
@@ -81,8 +89,25 @@ class PGliteDriver implements Driver {
   async destroy(): Promise<void> {}
 }
 
+const { serialize } = protocol;
+
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
 class PGliteConnection implements DatabaseConnection {
   release: (() => void) | undefined;
+  private readonly names = new StatementNames(`openrath_${randomBytes(4).toString("hex")}`);
+  /** Parameter type oids of each prepared statement, by name. */
+  private readonly prepared = new Map<string, readonly number[]>();
 
   constructor(readonly db: PGlite) {}
 
@@ -96,11 +121,58 @@ class PGliteConnection implements DatabaseConnection {
         ...(last?.affectedRows !== undefined ? { numAffectedRows: BigInt(last.affectedRows) } : {}),
       };
     }
-    const result = await this.db.query<R>(query.sql, query.parameters as unknown[]);
-    return {
-      rows: result.rows,
-      ...(result.affectedRows !== undefined ? { numAffectedRows: BigInt(result.affectedRows) } : {}),
-    };
+    const name = this.names.nameOf(query.sql);
+    if (name === undefined) {
+      const result = await this.db.query<R>(query.sql, query.parameters as unknown[]);
+      return {
+        rows: result.rows,
+        ...(result.affectedRows !== undefined ? { numAffectedRows: BigInt(result.affectedRows) } : {}),
+      };
+    }
+    try {
+      return await this.executePrepared<R>(name, query);
+    } catch (error) {
+      if (!isStalePlan(error)) throw error;
+      this.names.reset();
+      this.prepared.clear();
+      if (this.db.isInTransaction()) throw error;
+      return this.executeQuery(query);
+    }
+  }
+
+  private executePrepared<R>(name: string, query: CompiledQuery): Promise<QueryResult<R>> {
+    return this.db.runExclusive(async () => {
+      let types = this.prepared.get(name);
+      if (types === undefined) {
+        const described = await this.db.execProtocol(
+          concat([
+            serialize.parse({ name, text: query.sql }),
+            serialize.describe({ type: "S", name }),
+            serialize.sync(),
+          ]),
+        );
+        types = parse.parseDescribeStatementResults(described.messages);
+        this.prepared.set(name, types);
+      }
+      const values = query.parameters.map((value, i) => {
+        if (value === null || value === undefined) return null;
+        const serializer = this.db.serializers[types[i]!];
+        return serializer ? serializer(value) : String(value);
+      });
+      const result = await this.db.execProtocol(
+        concat([
+          serialize.bind({ statement: name, values }),
+          serialize.describe({ type: "P" }),
+          serialize.execute({}),
+          serialize.sync(),
+        ]),
+      );
+      const [parsed] = parse.parseResults(result.messages, this.db.parsers);
+      return {
+        rows: (parsed?.rows ?? []) as R[],
+        ...(parsed?.affectedRows !== undefined ? { numAffectedRows: BigInt(parsed.affectedRows) } : {}),
+      };
+    });
   }
 
   // biome-ignore lint/correctness/useYield: PGlite has no cursors; streaming is not offered.

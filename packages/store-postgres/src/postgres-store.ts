@@ -15,6 +15,7 @@ import { Kysely, type Logger, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { checkSchema, migrate, validSchema } from "./migrator.js";
 import { PGliteDialect } from "./pglite-dialect.js";
+import { preparedPool } from "./prepared-pool.js";
 import { notifySignals } from "./signals/notify-signals.js";
 import { pgliteTransport, pgTransport } from "./signals/transports.js";
 import { referencedArtifacts } from "./store/artifact-references.js";
@@ -75,7 +76,11 @@ function kyselyLog(options: StoreOptionsBase): { log?: Logger } {
   if (!onQuery) return {};
   return {
     log: (event) => {
-      onQuery({ sql: event.query.sql, durationMs: event.queryDurationMillis, failed: event.level === "error" });
+      onQuery({
+        sql: event.query.sql,
+        durationMs: event.queryDurationMillis,
+        failed: event.level === "error",
+      });
     },
   };
 }
@@ -330,7 +335,10 @@ export async function postgresStore(options: PostgresStoreOptions = {}): Promise
   pool.on("connect", (client) => {
     client.on("error", () => {});
   });
-  const db = new Kysely({ dialect: new PostgresDialect({ pool }), ...kyselyLog(options) });
+  const db = new Kysely({
+    dialect: new PostgresDialect({ pool: preparedPool(pool) }),
+    ...kyselyLog(options),
+  });
   return open(
     "postgres",
     db,

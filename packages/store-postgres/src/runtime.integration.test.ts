@@ -351,11 +351,10 @@ describe("durable runtime on PGlite", () => {
         ],
       },
     });
-    await rt.register(
-      defineWorkflow("ok").step("a", (s) => s.append({ kind: "assistant", content: "fine" }), {
-        entry: true,
-      }),
-    );
+    const ok = defineWorkflow("ok").step("a", (s) => s.append({ kind: "assistant", content: "fine" }), {
+      entry: true,
+    });
+    await rt.register(ok);
     const corrupt = await rt.submit("ok", Session.fromUserMessage("will be corrupted"));
     const healthy = await rt.submit("ok", Session.fromUserMessage("healthy"));
     await sql`update ${sql.table(`rt_${n}.checkpoints`)} set chunk_ops = '[[0, 99]]' where run_id = ${corrupt.id}`.execute(
@@ -364,7 +363,11 @@ describe("durable runtime on PGlite", () => {
         dialect: new (await import("./pglite-dialect.js")).PGliteDialect(await db),
       }),
     );
-    await started(rt);
+    // A worker of another runtime (another process): it must read the checkpoint the runtime that
+    // submitted would have handed over from memory.
+    const elsewhere = createDurableRuntime({ store: rt.store });
+    await elsewhere.register(ok);
+    await started(elsewhere);
     expect(await rt.wait(corrupt.id)).toMatchObject({
       status: "failed",
       error: { code: "corrupt_checkpoint" },

@@ -7,6 +7,7 @@ import type { StepContext, StepLogger, StepMiddleware } from "../contract/step-c
 import { type CompiledPlan, type PlanNode, retryDelayMs } from "../definition/compile.js";
 import { invalidSuccessor, notSession } from "../definition/run-in-memory.js";
 import { DurableError } from "../errors.js";
+import type { FreshVisits, SubmittedSessions } from "./handoff.js";
 import { runIsolated } from "./isolated-executor.js";
 
 /** What executing one claimed run needs from its worker. */
@@ -19,6 +20,10 @@ export interface ExecutionEnv {
   readonly write: <T>(fence: Fence, work: () => Promise<T>) => Promise<T>;
   /** Where `ctx.emitLive` publishes live events (default: nowhere). */
   readonly signals?: SignalsV1;
+  /** Sessions this process submitted: a fresh run's first step starts from memory, not a read. */
+  readonly handoff?: SubmittedSessions;
+  /** Step visits known to have an empty journal (opened without a read). */
+  readonly fresh?: FreshVisits;
 }
 
 /** The reason a run's controller was aborted with, telling the executor how to end. */
@@ -70,11 +75,16 @@ export async function executeRun(
   let session: Session;
   let base: CheckpointBase;
   try {
-    const checkpoint = await store.loadCheckpoint(run.id);
-    if (!checkpoint)
-      throw new DurableError("corrupt_checkpoint", `Run ${run.id} has no checkpoint to resume from.`);
-    session = restoreSession(checkpoint);
-    base = baseOf(checkpoint);
+    const handed = env.handoff?.take(run);
+    if (handed) {
+      ({ session, base } = handed);
+    } else {
+      const checkpoint = await store.loadCheckpoint(run.id, run.checkpointSeq);
+      if (!checkpoint)
+        throw new DurableError("corrupt_checkpoint", `Run ${run.id} has no checkpoint to resume from.`);
+      session = restoreSession(checkpoint);
+      base = baseOf(checkpoint);
+    }
   } catch (error) {
     if (!OpenRathError.isInstance(error, "corrupt_checkpoint")) throw error;
     env.log("error", "checkpoint cannot be restored; failing the run", {
@@ -88,6 +98,8 @@ export async function executeRun(
   let stepId = run.nextStep;
   let attempt = run.attempt;
   let sequence = run.checkpointSeq;
+  // The first lease a run ever had: nothing can have been journaled for it yet.
+  if (fence.token === 1 && sequence === 0) env.fresh?.mark(fence, 0);
   while (stepId !== null) {
     if (controller.signal.aborted) return;
     if (run.deadline !== null && (await store.now()) >= run.deadline) {
@@ -233,6 +245,8 @@ export async function executeRun(
       throw error;
     }
     seen.seq = Math.max(seen.seq, run.eventSeq);
+    // The commit dropped the journal of earlier visits; the next visit starts empty.
+    if (next !== null) env.fresh?.mark(fence, run.checkpointSeq);
     base = encoded.next(run.checkpointId);
     session = out;
     sequence += 1;

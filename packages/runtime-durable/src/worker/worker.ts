@@ -7,6 +7,16 @@ import type { StepLogger, StepMiddleware } from "../contract/step-context.js";
 import type { CompiledPlan } from "../definition/compile.js";
 import { DurableError } from "../errors.js";
 import { executeRun } from "./execute-run.js";
+import type { FreshVisits, SubmittedSessions } from "./handoff.js";
+
+/**
+ * What a runtime shares with the workers it makes (internal): the sessions it submitted and the
+ * step visits known to start with an empty journal.
+ */
+export interface WorkerHints {
+  readonly handoff?: SubmittedSessions;
+  readonly fresh?: FreshVisits;
+}
 
 /** Options of a {@link DurableWorker}. */
 export interface WorkerOptions {
@@ -62,6 +72,8 @@ export class DurableWorker {
     private readonly signals: SignalsV1,
     plans: readonly CompiledPlan[],
     options: WorkerOptions = {},
+    /** @internal What the runtime that made this worker shares with it. */
+    private readonly hints: WorkerHints = {},
   ) {
     this.workerId = options.workerId ?? process.env.OPENRATH_WORKER_ID ?? `${hostname()}:${process.pid}`;
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? 4));
@@ -230,6 +242,7 @@ export class DurableWorker {
             log: this.log,
             write: (fence, work) => this.write(fence, work),
             signals: this.signals,
+            ...this.hints,
           },
           claim,
           controller,
@@ -237,6 +250,7 @@ export class DurableWorker {
       } catch (error) {
         this.log("error", "run execution stopped", { runId: claim.run.id, error: (error as Error).message });
       } finally {
+        this.hints.fresh?.forget(claim.run.id);
         this.active.delete(claim.run.id);
         this.wake();
       }

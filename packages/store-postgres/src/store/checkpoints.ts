@@ -42,14 +42,20 @@ function parse(text: string, where: string, what: string): unknown {
 /** Resolves checkpoint `id` along its base chain into chunk ids, chunks and lineage. */
 export async function materialize(
   c: StoreContext,
-  id: number,
+  target: number | { readonly runId: string; readonly sequence?: number },
   db: Db = c.db,
-): Promise<MaterializedCheckpoint> {
+): Promise<MaterializedCheckpoint | undefined> {
+  const start =
+    typeof target === "number"
+      ? sql`k.id = ${target}`
+      : target.sequence === undefined
+        ? sql`k.id = (select checkpoint_id from ${c.t.runs} where id = ${target.runId})`
+        : sql`k.run_id = ${target.runId} and k.seq = ${target.sequence}`;
   // One round trip: the chain, and the chunks its lists name (ids taken from the text by a
   // pattern, so a malformed row cannot fail the query; anything it misses is fetched after).
   const result = await sql<{ chain: ChainRow[] | string | null; chunks: [string, string][] | string | null }>`
     with recursive chain as (
-      select k.*, 0 as n from ${c.t.checkpoints} k where k.id = ${id}
+      select k.*, 0 as n from ${c.t.checkpoints} k where ${start}
       union all
       select p.*, chain.n + 1 from ${c.t.checkpoints} p join chain on p.id = chain.base_id
     ),
@@ -69,7 +75,11 @@ export async function materialize(
   const prefetched = json(result.rows[0]?.chunks ?? null) ?? [];
   const rows = chain.rows;
   const head = rows.at(-1);
-  if (!head || Number(head.id) !== id) throw corrupt(`checkpoint ${id}`, "it does not exist");
+  if (!head) {
+    if (typeof target !== "number") return undefined;
+    throw corrupt(`checkpoint ${target}`, "it does not exist");
+  }
+  const id = Number(head.id);
   const where = `checkpoint ${Number(head.seq)} of run ${head.run_id}`;
   if (rows[0]!.base_id !== null)
     throw corrupt(where, `its base checkpoint ${String(rows[0]!.base_id)} is missing`);
@@ -128,17 +138,7 @@ export async function loadCheckpoint(
   sequence?: number,
 ): Promise<MaterializedCheckpoint | undefined> {
   if (!isUuid(runId)) return undefined;
-  const found =
-    sequence === undefined
-      ? await sql<{ id: unknown }>`select checkpoint_id as id from ${c.t.runs} where id = ${runId}`.execute(
-          c.db,
-        )
-      : await sql<{
-          id: unknown;
-        }>`select id from ${c.t.checkpoints} where run_id = ${runId} and seq = ${sequence}`.execute(c.db);
-  const id = found.rows[0]?.id;
-  if (id === undefined || id === null) return undefined;
-  return materialize(c, Number(id));
+  return materialize(c, sequence === undefined ? { runId } : { runId, sequence });
 }
 
 /** See `RunStoreV1.findSessionHead`. */
@@ -185,7 +185,7 @@ async function deleteCheckpoints(
       tx,
     );
     for (const row of dependents.rows) {
-      const full = await materialize(c, Number(row.id), tx);
+      const full = (await materialize(c, Number(row.id), tx))!;
       await sql`update ${c.t.checkpoints} set base_id = null, depth = 0, chunk_ops = ${JSON.stringify(full.chunkIds)},
         lineage = ${JSON.stringify(full.lineage)} where id = ${full.id}`.execute(tx);
     }

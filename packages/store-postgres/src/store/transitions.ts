@@ -142,7 +142,9 @@ export async function commitStep(
       from cid
       where ${fenceGuard(fence)} and r.checkpoint_seq = ${write.sequence - 1} and (${version}::bigint is null or r.version = ${version}::bigint)
       returning r.*
-    )${checkpointCtes(c, write)}${eventAndNotify(c, "run.checkpoint", data)}
+    )${checkpointCtes(c, write)}${eventAndNotify(c, "run.checkpoint", data)},
+    -- The visits before this checkpoint are committed: their journal is done with (the next visit starts empty).
+    jd as (delete from ${sql.table(`${c.schema}.journal`)} j using upd where j.run_id = upd.id and j.checkpoint_seq < ${write.sequence})
     select upd.*, (select count(*) from nt) as notified, (select count(*) from cp) as written from upd`.execute(
     c.db,
   );

@@ -1,0 +1,80 @@
+import type { Session } from "@openrath/core";
+import type { CheckpointBase } from "../checkpoint-codec.js";
+import type { Fence, RunRecord } from "../contract/records.js";
+import type { JournalStoreV1 } from "../journal/journal-store.js";
+
+/** How many submitted sessions are kept for this process's workers (the oldest go first). */
+const HANDOFF_LIMIT = 512;
+
+/**
+ * Sessions this process submitted, kept until a worker of the same runtime claims their run: the
+ * first step then starts from the Session in memory instead of reading checkpoint 0 back. Only a
+ * run still at the checkpoint it was submitted with matches; anything else is read from the store.
+ * Entries of runs another process claims are dropped oldest first.
+ */
+export class SubmittedSessions {
+  private readonly entries = new Map<
+    string,
+    { readonly session: Session; readonly base: CheckpointBase; readonly checkpointId: number }
+  >();
+
+  /** Remembers the session `run` was submitted with and the base its next checkpoint encodes against. */
+  put(run: RunRecord, session: Session, base: CheckpointBase): void {
+    if (this.entries.size >= HANDOFF_LIMIT) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(run.id, { session, base, checkpointId: run.checkpointId });
+  }
+
+  /** The submitted session of a freshly claimed `run`, once; `undefined` when it moved on or is unknown. */
+  take(run: RunRecord): { readonly session: Session; readonly base: CheckpointBase } | undefined {
+    const entry = this.entries.get(run.id);
+    if (entry === undefined) return undefined;
+    this.entries.delete(run.id);
+    if (run.checkpointSeq !== 0 || run.checkpointId !== entry.checkpointId) return undefined;
+    return entry;
+  }
+}
+
+/**
+ * Step visits this worker knows to have an empty journal: the first claim of a run (no earlier
+ * lease ever existed, so nothing was journaled) and the visit that starts with a checkpoint this
+ * worker just committed (the commit dropped the journal of earlier visits, and no other lease can
+ * have written under this one). The step's journal opens from memory for those, without a read.
+ */
+export class FreshVisits {
+  private readonly visits = new Map<string, { readonly token: number; readonly seq: number }>();
+
+  /** Marks the visit starting at checkpoint `seq` of the fence's run as fresh. */
+  mark(fence: Fence, seq: number): void {
+    this.visits.set(fence.runId, { token: fence.token, seq });
+  }
+
+  /** Forgets the run (its execution ended on this worker). */
+  forget(runId: string): void {
+    this.visits.delete(runId);
+  }
+
+  /** The fresh visit of `fence`, once. */
+  take(fence: Fence): number | undefined {
+    const visit = this.visits.get(fence.runId);
+    if (visit === undefined) return undefined;
+    this.visits.delete(fence.runId);
+    return visit.token === fence.token ? visit.seq : undefined;
+  }
+
+  /** `journal` whose `openStep` answers a fresh visit from memory and asks the store otherwise. */
+  wrap(journal: JournalStoreV1): JournalStoreV1 {
+    const openStep: JournalStoreV1["openStep"] = async (fence) => {
+      const seq = this.take(fence);
+      if (seq !== undefined) return { checkpointSeq: seq, entries: [], interrupts: [] };
+      return journal.openStep(fence);
+    };
+    // An empty target: the journal itself may be frozen, and a proxy may not change a frozen property.
+    return new Proxy({} as JournalStoreV1, {
+      get(_, key) {
+        if (key === "openStep") return openStep;
+        const value = Reflect.get(journal, key, journal);
+        return typeof value === "function" ? value.bind(journal) : value;
+      },
+    });
+  }
+}
