@@ -8,18 +8,14 @@ export type HashLanes = [number, number, number, number];
  */
 export function hashLanes(text: string): HashLanes {
   const n = text.length;
-  let a1 = 0xdeadbeef ^ 0x9e3779b1 ^ n;
-  let a2 = 0x41c6ce57 ^ 0x9e3779b1;
-  let b1 = 0xdeadbeef ^ 0x85ebca6b ^ n;
-  let b2 = 0x41c6ce57 ^ 0x85ebca6b;
-  for (let i = 0; i < n; i += 2) {
-    const ch = text.charCodeAt(i) | ((i + 1 < n ? text.charCodeAt(i + 1) : 0) << 16);
-    a1 = Math.imul(a1 ^ ch, 2654435761);
-    a2 = Math.imul(a2 ^ ch, 1597334677);
-    b1 = Math.imul(b1 ^ ch, 2654435761);
-    b2 = Math.imul(b2 ^ ch, 1597334677);
-  }
-  return [a1, a2, b1, b2];
+  const lanes: HashLanes = [
+    0xdeadbeef ^ 0x9e3779b1 ^ n,
+    0x41c6ce57 ^ 0x9e3779b1,
+    0xdeadbeef ^ 0x85ebca6b ^ n,
+    0x41c6ce57 ^ 0x85ebca6b,
+  ];
+  mixCodeUnits(lanes, text);
+  return lanes;
 }
 
 /**
@@ -29,10 +25,23 @@ export function hashLanes(text: string): HashLanes {
  */
 export function absorb(lanes: HashLanes, text: string): void {
   const n = text.length;
-  let a1 = Math.imul(lanes[0] ^ n, 2654435761);
-  let a2 = Math.imul(lanes[1] ^ n, 1597334677);
-  let b1 = Math.imul(lanes[2] ^ n, 2654435761);
-  let b2 = Math.imul(lanes[3] ^ n, 1597334677);
+  lanes[0] = Math.imul(lanes[0] ^ n, 2654435761);
+  lanes[1] = Math.imul(lanes[1] ^ n, 1597334677);
+  lanes[2] = Math.imul(lanes[2] ^ n, 2654435761);
+  lanes[3] = Math.imul(lanes[3] ^ n, 1597334677);
+  mixCodeUnits(lanes, text);
+}
+
+/**
+ * Folds the code units of `text` into `lanes`, in place: two per step (one 32-bit word, the last
+ * one padded with a zero unit), through four multiply-xor lanes.
+ */
+function mixCodeUnits(lanes: HashLanes, text: string): void {
+  const n = text.length;
+  let a1 = lanes[0];
+  let a2 = lanes[1];
+  let b1 = lanes[2];
+  let b2 = lanes[3];
   for (let i = 0; i < n; i += 2) {
     const ch = text.charCodeAt(i) | ((i + 1 < n ? text.charCodeAt(i + 1) : 0) << 16);
     a1 = Math.imul(a1 ^ ch, 2654435761);
