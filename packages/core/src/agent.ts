@@ -13,19 +13,6 @@ import type { Session } from "./session.js";
 import type { Tool } from "./tool.js";
 import { checkToolPolicy } from "./tool-policy.js";
 
-export {
-  type AgentEvent,
-  type AgentOptions,
-  type AgentRequestOptions,
-  AgentRunError,
-  type CallHooks,
-  type ModelCall,
-  type RunEvent,
-  type RunOptions,
-  type ToolDispatch,
-  type ToolOutcome,
-} from "./agent-options.js";
-
 /**
  * A model with instructions and tools, turning a session into a new session: `run` calls the
  * model, runs the tools it asks for, feeds the results back, and repeats until the model answers
@@ -37,7 +24,7 @@ export {
  *   once); results are appended in call order. Invalid arguments, unknown tools, policy denials
  *   and thrown errors go back to the model as structured error results; the loop goes on.
  * - Built-in sandbox tools are offered only when the session is placed on a sandbox.
- * - Every model call and tool call goes through `RunOptions.calls` (see {@link CallHooks}).
+ * - Every model call and tool call goes through `RunOptions.calls` (see `CallHooks`).
  *
  * @example
  * ```ts
