@@ -5,8 +5,7 @@ import { checkBudgetLimits } from "./budget.js";
 import { SANDBOX_TOOLS } from "./builtin-tools.js";
 import { type Branch, withScope } from "./call-position.js";
 import { OpenRathError } from "./errors.js";
-import { unracedSignal } from "./internal/abort.js";
-import { AsyncQueue } from "./internal/async-queue.js";
+import { streamRun } from "./internal/stream-run.js";
 import type { MemoryEntry, MemoryHit, MemoryInput, RecallOptions } from "./memory.js";
 import type { ProviderV1 } from "./provider.js";
 import type { Session } from "./session.js";
@@ -103,36 +102,7 @@ export class Agent {
    * Leaving the loop early (`break`, `return`, a throw) aborts the run: no further model or tool calls.
    */
   stream(session: Session, options: RunOptions = {}): AsyncIterable<AgentEvent> {
-    const controller = new AbortController();
-    const outer = options.signal;
-    const forward = () => controller.abort(outer?.reason);
-    if (outer?.aborted) forward();
-    else outer?.addEventListener("abort", forward, { once: true });
-    // Without the caller's signal only the consumer leaving fires ours, and then nobody waits:
-    // calls in flight get the abort but are not raced, and the run stops before its next call.
-    if (!outer) unracedSignal(controller.signal);
-    const queue = new AsyncQueue<AgentEvent>(() =>
-      controller.abort(new OpenRathError("aborted", "The stream's consumer stopped reading.")),
-    );
-    // An agent's own loop only emits agent events.
-    const onEvent = (event: RunEvent) => {
-      if (event.type === "workflow_start" || event.type === "workflow_end" || event.type === "produced")
-        return;
-      options.onEvent?.(event);
-      queue.push(event);
-    };
-    this.start(session, { ...options, signal: controller.signal, onEvent }, true).then(
-      (out) => {
-        outer?.removeEventListener("abort", forward);
-        queue.push({ type: "session", session: out });
-        queue.end();
-      },
-      (error) => {
-        outer?.removeEventListener("abort", forward);
-        queue.fail(error);
-      },
-    );
-    return queue;
+    return streamRun(options, (run) => this.start(session, run, true), isAgentEvent);
   }
 
   /** Numbers the run's branch now (before any await, so sibling runs are numbered in call order), then runs. */
@@ -230,4 +200,9 @@ export class Agent {
 
 function throwError(error: Error): never {
   throw error;
+}
+
+/** Whether `event` is one of an agent's own (an agent's loop drops workflow markers and `produced`). */
+function isAgentEvent(event: RunEvent): event is AgentEvent {
+  return event.type !== "workflow_start" && event.type !== "workflow_end" && event.type !== "produced";
 }

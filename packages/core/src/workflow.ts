@@ -1,9 +1,7 @@
 import { Agent } from "./agent.js";
 import type { RunEvent, RunOptions } from "./agent-options.js";
 import { withScope } from "./call-position.js";
-import { OpenRathError } from "./errors.js";
-import { unracedSignal } from "./internal/abort.js";
-import { AsyncQueue } from "./internal/async-queue.js";
+import { streamRun } from "./internal/stream-run.js";
 import type { Session } from "./session.js";
 
 /** Anything a workflow or selector can run: agents and workflows. */
@@ -73,36 +71,7 @@ export abstract class Workflow implements Runnable {
    * Leaving the loop early aborts the run (through the signal passed to every child).
    */
   stream(session: Session, options: RunOptions = {}): AsyncIterable<RunEvent> {
-    const controller = new AbortController();
-    const outer = options.signal;
-    const forward = () => controller.abort(outer?.reason);
-    if (outer?.aborted) forward();
-    else outer?.addEventListener("abort", forward, { once: true });
-    // Without the caller's signal only the consumer leaving fires ours, and then nobody waits:
-    // calls in flight get the abort but are not raced, and the run stops before its next call.
-    if (!outer) unracedSignal(controller.signal);
-    const queue = new AsyncQueue<RunEvent>(() =>
-      controller.abort(new OpenRathError("aborted", "The stream's consumer stopped reading.")),
-    );
-    this.run(session, {
-      ...options,
-      signal: controller.signal,
-      onEvent: (event) => {
-        options.onEvent?.(event);
-        queue.push(event);
-      },
-    }).then(
-      (out) => {
-        outer?.removeEventListener("abort", forward);
-        queue.push({ type: "session", session: out });
-        queue.end();
-      },
-      (error) => {
-        outer?.removeEventListener("abort", forward);
-        queue.fail(error);
-      },
-    );
-    return queue;
+    return streamRun<RunEvent>(options, (run) => this.run(session, run));
   }
 
   /** Direct children (agents, workflows, compressors, selectors), as `[propertyName, child]`, sorted by name. */
