@@ -6,6 +6,7 @@ import {
   type ToolSpec,
 } from "@openrath/core";
 import { toInputItems } from "./responses-input.js";
+import { setSharedFields } from "./shared-fields.js";
 import type { RequestDefaults } from "./to-wire-request.js";
 
 function wireTool(tool: ToolSpec) {
@@ -65,19 +66,11 @@ export function toResponsesRequest(
     model: requested,
     input: toInputItems(request.messages, extra.store === false),
   };
-  const tools = request.tools ?? [];
-  if (tools.length > 0) {
-    body.tools = tools.map(wireTool);
-    if (request.toolChoice !== undefined) body.tool_choice = wireToolChoice(request.toolChoice);
-    const parallel = request.parallelToolCalls ?? defaults.parallelToolCalls;
-    if (parallel !== undefined) body.parallel_tool_calls = parallel;
-  }
-  const temperature = request.temperature ?? defaults.temperature;
-  if (temperature !== undefined) body.temperature = temperature;
-  const topP = request.topP ?? defaults.topP;
-  if (topP !== undefined) body.top_p = topP;
-  const maxTokens = request.maxTokens ?? defaults.maxTokens;
-  if (maxTokens !== undefined) body.max_output_tokens = maxTokens;
+  setSharedFields(body, request, defaults, {
+    tool: wireTool,
+    toolChoice: wireToolChoice,
+    maxTokensField: "max_output_tokens",
+  });
   if (request.responseFormat !== undefined) body.text = { format: wireFormat(request.responseFormat) };
   Object.assign(body, extra);
   if (stream) body.stream = true;

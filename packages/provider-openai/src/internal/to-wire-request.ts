@@ -1,4 +1,5 @@
 import type { Message, ProviderRequest, ResponseFormat, ToolChoice, ToolSpec } from "@openrath/core";
+import { setSharedFields } from "./shared-fields.js";
 
 /** Provider-level defaults that a request's own fields override. */
 export interface RequestDefaults {
@@ -76,19 +77,11 @@ export function toWireRequest(
     model: request.model ?? model,
     messages: wireMessages(request.messages),
   };
-  const tools = request.tools ?? [];
-  if (tools.length > 0) {
-    body.tools = tools.map(wireTool);
-    if (request.toolChoice !== undefined) body.tool_choice = wireToolChoice(request.toolChoice);
-    const parallel = request.parallelToolCalls ?? defaults.parallelToolCalls;
-    if (parallel !== undefined) body.parallel_tool_calls = parallel;
-  }
-  const temperature = request.temperature ?? defaults.temperature;
-  if (temperature !== undefined) body.temperature = temperature;
-  const topP = request.topP ?? defaults.topP;
-  if (topP !== undefined) body.top_p = topP;
-  const maxTokens = request.maxTokens ?? defaults.maxTokens;
-  if (maxTokens !== undefined) body[defaults.maxTokensField ?? "max_completion_tokens"] = maxTokens;
+  setSharedFields(body, request, defaults, {
+    tool: wireTool,
+    toolChoice: wireToolChoice,
+    maxTokensField: defaults.maxTokensField ?? "max_completion_tokens",
+  });
   const stop = request.stop ?? defaults.stop;
   if (stop !== undefined && stop.length > 0) body.stop = [...stop];
   const seed = request.seed ?? defaults.seed;
