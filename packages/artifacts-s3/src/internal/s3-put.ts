@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Readable } from "node:stream";
 import {
   CopyObjectCommand,
+  type CopyObjectCommandInput,
   DeleteObjectCommand,
   HeadObjectCommand,
   PutObjectCommand,
@@ -235,17 +236,7 @@ async function promote(
   const { client, bucket, keys } = context;
   const key = keys.object(tenant, digest);
   try {
-    await client.send(
-      new CopyObjectCommand({
-        Bucket: bucket,
-        Key: key,
-        CopySource: `${bucket}/${staged}`,
-        ContentType: CONTENT_TYPE,
-        MetadataDirective: "REPLACE",
-        ChecksumAlgorithm: "SHA256",
-      }),
-      { abortSignal: signal },
-    );
+    await copyObject(context, staged, key, { ChecksumAlgorithm: "SHA256" }, signal);
   } catch (error) {
     throw mapS3Error(error, { action: "put", bucket, key, tenant, digest });
   } finally {
@@ -253,6 +244,30 @@ async function promote(
     // removed by sweepIncomplete.
     await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: staged })).catch(() => {});
   }
+}
+
+/**
+ * A server-side copy of the object at `from` onto `key` in the store's bucket, its metadata
+ * replaced (our content type plus `extra`), which also restarts the object's age.
+ */
+async function copyObject(
+  context: PutContext,
+  from: string,
+  key: string,
+  extra: Pick<CopyObjectCommandInput, "ChecksumAlgorithm" | "Metadata">,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  await context.client.send(
+    new CopyObjectCommand({
+      Bucket: context.bucket,
+      Key: key,
+      CopySource: `${context.bucket}/${from}`,
+      ContentType: CONTENT_TYPE,
+      MetadataDirective: "REPLACE",
+      ...extra,
+    }),
+    { abortSignal: signal },
+  );
 }
 
 /** The stored size of an object, or `undefined` when it does not exist. */
@@ -295,24 +310,13 @@ async function touch(
   digest: string,
   signal?: AbortSignal,
 ): Promise<boolean> {
-  const { client, bucket, keys } = context;
-  const key = keys.object(tenant, digest);
+  const key = context.keys.object(tenant, digest);
   try {
-    await client.send(
-      new CopyObjectCommand({
-        Bucket: bucket,
-        Key: key,
-        CopySource: `${bucket}/${key}`,
-        ContentType: CONTENT_TYPE,
-        MetadataDirective: "REPLACE",
-        Metadata: { "openrath-put-at": String(Date.now()) },
-      }),
-      { abortSignal: signal },
-    );
+    await copyObject(context, key, key, { Metadata: { "openrath-put-at": String(Date.now()) } }, signal);
     return true;
   } catch (error) {
     if (isNotFound(error)) return false;
-    throw mapS3Error(error, { action: "refresh", bucket, key, tenant, digest });
+    throw mapS3Error(error, { action: "refresh", bucket: context.bucket, key, tenant, digest });
   }
 }
 
