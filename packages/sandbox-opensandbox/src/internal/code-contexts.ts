@@ -1,6 +1,6 @@
 import { type ExecResult, SandboxError } from "@openrath/core";
-import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "@openrath/core/backend";
-import type { RunContext, RunOptions } from "./commands.js";
+import { OutputBuffer } from "@openrath/core/backend";
+import { outputBuffers, type RunContext, type RunOptions, streamFields } from "./commands.js";
 import type { ExecdEvent } from "./event-stream.js";
 import { runStream } from "./run-stream.js";
 import { within } from "./sleep.js";
@@ -32,13 +32,7 @@ function runCell(
   };
   return runStream(
     {
-      what: options.what,
-      sandboxId: ctx.sandboxId,
-      timeoutMs: options.timeoutMs,
-      ...(options.signal ? { signal: options.signal } : {}),
-      lifetime: ctx.lifetime,
-      stdout,
-      stderr,
+      ...streamFields(ctx, options, stdout, stderr),
       open: (signal) =>
         ctx.execd.stream("/code", { code, context: { id: contextId, language: "python" } }, signal),
       onEvent(event) {
@@ -70,8 +64,7 @@ function runCell(
  * directly, through the same stream runner as commands.
  */
 export async function runPython(ctx: RunContext, code: string, options: RunOptions): Promise<ExecResult> {
-  const stdout = new OutputBuffer(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, options.onStdout);
-  const stderr = new OutputBuffer(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, options.onStderr);
+  const { stdout, stderr } = outputBuffers(options);
   let context: { id?: unknown };
   try {
     context = await ctx.execd.json<{ id?: unknown }>("POST", "/code/context", {

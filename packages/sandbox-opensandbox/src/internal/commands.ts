@@ -2,7 +2,7 @@ import type { ExecResult, SandboxError } from "@openrath/core";
 import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "@openrath/core/backend";
 import type { ExecdEvent } from "./event-stream.js";
 import type { ExecdClient } from "./execd-client.js";
-import { type Outcome, runStream } from "./run-stream.js";
+import { type Outcome, runStream, type StreamRun } from "./run-stream.js";
 
 /** Options of one command or code cell. */
 export interface RunOptions {
@@ -26,6 +26,30 @@ export interface RunContext {
   /** Fires when the sandbox closes. */
   readonly lifetime: AbortSignal;
   readonly mapFailure: (error: unknown, what: string) => SandboxError;
+}
+
+/** The stdout and stderr buffers of one run, capped at `options.maxOutputBytes`, streaming to its callbacks. */
+export function outputBuffers(options: RunOptions): { stdout: OutputBuffer; stderr: OutputBuffer } {
+  const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  return { stdout: new OutputBuffer(max, options.onStdout), stderr: new OutputBuffer(max, options.onStderr) };
+}
+
+/** The fields of a {@link StreamRun} that come from the context and the run's options, with its output buffers. */
+export function streamFields(
+  ctx: RunContext,
+  options: RunOptions,
+  stdout: OutputBuffer,
+  stderr: OutputBuffer,
+): Pick<StreamRun, "what" | "sandboxId" | "timeoutMs" | "signal" | "lifetime" | "stdout" | "stderr"> {
+  return {
+    what: options.what,
+    sandboxId: ctx.sandboxId,
+    timeoutMs: options.timeoutMs,
+    ...(options.signal ? { signal: options.signal } : {}),
+    lifetime: ctx.lifetime,
+    stdout,
+    stderr,
+  };
 }
 
 /** Variable every command carries, so what it leaves after an interrupt can be found. */
@@ -145,8 +169,7 @@ class ExactLines {
  * left the group (see {@link KILL_TREE}).
  */
 export function runCommand(ctx: RunContext, line: string, options: RunOptions): Promise<ExecResult> {
-  const stdout = new OutputBuffer(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, options.onStdout);
-  const stderr = new OutputBuffer(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, options.onStderr);
+  const { stdout, stderr } = outputBuffers(options);
   const end = `__openrath_end_${randomHex()}__`;
   const tag = randomHex();
   const out = new ExactLines(stdout, end);
@@ -154,13 +177,7 @@ export function runCommand(ctx: RunContext, line: string, options: RunOptions): 
   const wrapped = `${line}\n__openrath_rc=$?\nprintf '\\n%s\\n' ${end}\nprintf '\\n%s\\n' ${end} >&2\nexit $__openrath_rc`;
   return runStream(
     {
-      what: options.what,
-      sandboxId: ctx.sandboxId,
-      timeoutMs: options.timeoutMs,
-      ...(options.signal ? { signal: options.signal } : {}),
-      lifetime: ctx.lifetime,
-      stdout,
-      stderr,
+      ...streamFields(ctx, options, stdout, stderr),
       open: (signal) =>
         ctx.execd.stream(
           "/command",
