@@ -1,8 +1,9 @@
 /**
  * `@openrath/core/backend`: the helpers that backend authors need — sandbox path confinement,
- * output capping and environment checks, memory scope arithmetic and extraction, provider delta
- * accumulation and the retrying call wrappers, request fingerprints. Application code writes
- * against the main entry; these are for the packages that implement a contract.
+ * output capping and argument checks (commands, file data, code, environments), memory scope
+ * arithmetic and extraction, provider delta accumulation and the retrying call wrappers, request
+ * fingerprints. Application code writes against the main entry; these are for the packages that
+ * implement a contract.
  */
 export { type Branch, createRunScope } from "./call-position.js";
 export { chunkToMessage } from "./chunk.js";
@@ -45,5 +46,6 @@ export {
   resolveExecTimeout,
   truncationMarker,
 } from "./sandbox.js";
+export { checkCode, checkCommand, checkWriteData } from "./sandbox-input.js";
 export { projectToolResult, toolErrorContent } from "./tool.js";
 export { addUsage, ZERO_USAGE } from "./usage.js";
