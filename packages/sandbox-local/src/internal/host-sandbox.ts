@@ -11,7 +11,7 @@ import {
   SandboxError,
   type SandboxV1,
 } from "@openrath/core";
-import { checkEnv, resolveExecTimeout } from "@openrath/core/backend";
+import { checkCode, checkCommand, checkEnv, resolveExecTimeout } from "@openrath/core/backend";
 import type { LocalSandboxSpec } from "../local-sandbox.js";
 import { buildEnv } from "./build-env.js";
 import { accountFiles, bwrapArgs, sandboxIds } from "./bwrap-args.js";
@@ -160,23 +160,8 @@ export class HostSandbox implements SandboxV1 {
 
   async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
     this.ensureOpen();
-    let argv: string[];
-    if (typeof command === "string") {
-      argv = ["/bin/sh", "-c", command];
-    } else if (
-      Array.isArray(command) &&
-      command.length > 0 &&
-      command.every((part) => typeof part === "string")
-    ) {
-      argv = [...command];
-    } else {
-      throw new SandboxError(
-        "invalid_argument",
-        `exec takes a shell string or a non-empty array of strings (argv), got ${JSON.stringify(command)}.`,
-        { details: { command } },
-      );
-    }
-    return this.run(argv, options);
+    const checked = checkCommand(command);
+    return this.run(typeof checked === "string" ? ["/bin/sh", "-c", checked] : [...checked], options);
   }
 
   readFile(path: string, options?: { readonly encoding?: "utf8" }): Promise<string>;
@@ -223,11 +208,7 @@ export class HostSandbox implements SandboxV1 {
         { details: { language, languages: known } },
       );
     }
-    if (typeof code !== "string") {
-      throw new SandboxError("invalid_argument", `runCode takes the code as a string, got ${typeof code}.`, {
-        details: { language },
-      });
-    }
+    checkCode(code, language);
     // Under bubblewrap the script goes into the sandbox's own /tmp, the one host directory it sees there.
     const name = `.openrath-code-${++this.scripts}${interpreter.extension}`;
     const script = bubblewrap ? join(this.state.privateDir, "tmp", name) : join(this.state.privateDir, name);

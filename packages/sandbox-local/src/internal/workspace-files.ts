@@ -1,7 +1,7 @@
 import { lstat, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { type FileEntry, SandboxError } from "@openrath/core";
-import { decodeTextFile } from "@openrath/core/backend";
+import { checkWriteData, decodeTextFile } from "@openrath/core/backend";
 import { resolveInWorkspace, type WorkspacePath, type WorkspaceRoot } from "./resolve-in-workspace.js";
 
 export function errnoOf(error: unknown): string | undefined {
@@ -75,13 +75,7 @@ export class WorkspaceFiles {
   }
 
   async writeFile(path: string, data: string | Uint8Array): Promise<{ readonly bytesWritten: number }> {
-    if (typeof data !== "string" && !(data instanceof Uint8Array)) {
-      throw new SandboxError(
-        "invalid_argument",
-        `writeFile takes a string or a Uint8Array, got ${data === null ? "null" : typeof data}.`,
-        { details: { path } },
-      );
-    }
+    checkWriteData(data, path);
     const { rel, real } = await this.resolve(path);
     if (rel === ".") throw fileError("not_a_file", path);
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
