@@ -8,7 +8,10 @@ import {
   type SandboxV1,
 } from "@openrath/core";
 import {
+  checkCode,
+  checkCommand,
   checkEnv,
+  checkWriteData,
   confinePath,
   DEFAULT_MAX_OUTPUT_BYTES,
   decodeTextFile,
@@ -19,6 +22,7 @@ import {
 import type Dockerode from "dockerode";
 import { type PackEntry, packEntries, readSingleFile } from "./archive.js";
 import { type DockerEndpoint, isConnectionError, messageOf, statusOf, unavailable } from "./docker-client.js";
+import { ExecExits } from "./exec-exits.js";
 import { untrackContainer } from "./exit-cleanup.js";
 import { FrameDemuxer } from "./frame-demuxer.js";
 import { LANGUAGES } from "./languages.js";
@@ -29,6 +33,8 @@ import { type ResolvedPath, statPath } from "./stat-path.js";
 /** Everything a {@link ContainerSandbox} needs from `open`. */
 export interface ContainerSandboxInit {
   readonly endpoint: DockerEndpoint;
+  /** The client the container came from (for its event stream). */
+  readonly docker: Dockerode;
   readonly container: Dockerode.Container;
   readonly spec: ParsedSpec;
   /** The workspace with symlinks resolved, for confinement checks. */
@@ -97,6 +103,8 @@ export class ContainerSandbox implements SandboxV1 {
   private closing: Promise<void> | undefined;
   /** The next command's own group id (see `KILL_GROUP_BASE`). */
   private nextGroup = 0;
+  /** Exit codes from the daemon's events, so a finished exec needs no inspect. */
+  private readonly exits: ExecExits;
 
   constructor(init: ContainerSandboxInit) {
     this.endpoint = init.endpoint;
@@ -108,6 +116,7 @@ export class ContainerSandbox implements SandboxV1 {
     this.uid = init.uid;
     this.gid = init.gid;
     this.languages = init.languages;
+    this.exits = new ExecExits(init.docker, init.container.id);
   }
 
   async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
@@ -182,13 +191,7 @@ export class ContainerSandbox implements SandboxV1 {
   async writeFile(path: string, data: string | Uint8Array): Promise<{ readonly bytesWritten: number }> {
     this.checkOpen();
     const relative = confinePath(path, this.workspace);
-    if (typeof data !== "string" && !(data instanceof Uint8Array)) {
-      throw new SandboxError(
-        "invalid_argument",
-        `writeFile takes a string or a Uint8Array, got ${data === null ? "null" : typeof data}.`,
-        { details: { path } },
-      );
-    }
+    checkWriteData(data, path);
     if (relative === ".") {
       throw new SandboxError("not_a_file", `${JSON.stringify(path)} is the workspace root, a directory.`, {
         details: { path },
@@ -309,11 +312,7 @@ export class ContainerSandbox implements SandboxV1 {
         { details: { language, languages: this.languages } },
       );
     }
-    if (typeof code !== "string") {
-      throw new SandboxError("invalid_argument", `runCode takes the code as a string, got ${typeof code}.`, {
-        details: { language },
-      });
-    }
+    checkCode(code, language);
     const { stdin: _stdin, ...rest } = options as ExecOptions;
     if (new TextEncoder().encode(code).length <= MAX_INLINE_CODE_BYTES && !code.includes("\0")) {
       return this.exec([...runner.inline, code], rest);
@@ -353,6 +352,7 @@ export class ContainerSandbox implements SandboxV1 {
    */
   close(): Promise<void> {
     this.closed = true;
+    this.exits.close();
     this.closing ??= (async () => {
       try {
         await this.container.remove({ force: true, v: true });
@@ -381,22 +381,20 @@ export class ContainerSandbox implements SandboxV1 {
 
   /** The argv of `command`: a string runs through `/bin/sh -c`, an array as it is. */
   private argv(command: string | readonly string[]): string[] {
-    if (typeof command === "string") return ["/bin/sh", "-c", command];
-    if (
-      !Array.isArray(command) ||
-      command.length === 0 ||
-      command.some((part) => typeof part !== "string" || part.includes("\0"))
-    ) {
+    const checked = checkCommand(command);
+    if (typeof checked === "string") return ["/bin/sh", "-c", checked];
+    // A process argument is a C string: it cannot hold a NUL byte.
+    if (checked.some((part) => part.includes("\0"))) {
       throw new SandboxError(
         "invalid_argument",
-        `exec takes a shell string or a non-empty argv array of strings without NUL bytes, got ${JSON.stringify(command)}.`,
+        `exec takes an argv without NUL bytes, got ${JSON.stringify(command)}.`,
         { details: { command } },
       );
     }
     // `exec "$@"` replaces the shell with the program at once, arguments untouched; it only makes a
     // missing program fail like in a shell (exit 127, message on stderr) instead of Docker's exit
     // 126 with its runtime error on stdout.
-    return ["/bin/sh", "-c", 'exec "$@"', "sh", ...command];
+    return ["/bin/sh", "-c", 'exec "$@"', "sh", ...checked];
   }
 
   private checkOpen(): void {
@@ -543,6 +541,7 @@ export class ContainerSandbox implements SandboxV1 {
 
     let exec: Dockerode.Exec;
     let stream: Duplex;
+    let exitEvent: () => Promise<number | undefined>;
     try {
       exec = await this.container.exec({
         Cmd: [...argv],
@@ -554,6 +553,7 @@ export class ContainerSandbox implements SandboxV1 {
         Tty: false,
         ...(user === undefined ? {} : { User: user }),
       });
+      exitEvent = await this.exits.expect(exec.id);
       stream = (await exec.start({
         hijack: true,
         stdin: stdin !== undefined,
@@ -598,7 +598,7 @@ export class ContainerSandbox implements SandboxV1 {
         else signal.addEventListener("abort", onAbort, { once: true });
       }
     });
-    const finished = ended.then(() => this.exitCode(exec));
+    const finished = ended.then(async () => (await exitEvent()) ?? this.exitCode(exec));
     finished.catch(() => undefined);
     try {
       const outcome = await Promise.race([finished, stop]);
