@@ -22,7 +22,6 @@ import {
 import type Dockerode from "dockerode";
 import { type PackEntry, packEntries, readSingleFile } from "./archive.js";
 import { type DockerEndpoint, isConnectionError, messageOf, statusOf, unavailable } from "./docker-client.js";
-import { ExecExits } from "./exec-exits.js";
 import { untrackContainer } from "./exit-cleanup.js";
 import { FrameDemuxer } from "./frame-demuxer.js";
 import { LANGUAGES } from "./languages.js";
@@ -33,8 +32,6 @@ import { type ResolvedPath, statPath } from "./stat-path.js";
 /** Everything a {@link ContainerSandbox} needs from `open`. */
 export interface ContainerSandboxInit {
   readonly endpoint: DockerEndpoint;
-  /** The client the container came from (for its event stream). */
-  readonly docker: Dockerode;
   readonly container: Dockerode.Container;
   readonly spec: ParsedSpec;
   /** The workspace with symlinks resolved, for confinement checks. */
@@ -103,8 +100,6 @@ export class ContainerSandbox implements SandboxV1 {
   private closing: Promise<void> | undefined;
   /** The next command's own group id (see `KILL_GROUP_BASE`). */
   private nextGroup = 0;
-  /** Exit codes from the daemon's events, so a finished exec needs no inspect. */
-  private readonly exits: ExecExits;
 
   constructor(init: ContainerSandboxInit) {
     this.endpoint = init.endpoint;
@@ -116,7 +111,6 @@ export class ContainerSandbox implements SandboxV1 {
     this.uid = init.uid;
     this.gid = init.gid;
     this.languages = init.languages;
-    this.exits = new ExecExits(init.docker, init.container.id);
   }
 
   async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
@@ -352,7 +346,6 @@ export class ContainerSandbox implements SandboxV1 {
    */
   close(): Promise<void> {
     this.closed = true;
-    this.exits.close();
     this.closing ??= (async () => {
       try {
         await this.container.remove({ force: true, v: true });
@@ -541,7 +534,6 @@ export class ContainerSandbox implements SandboxV1 {
 
     let exec: Dockerode.Exec;
     let stream: Duplex;
-    let exitEvent: () => Promise<number | undefined>;
     try {
       exec = await this.container.exec({
         Cmd: [...argv],
@@ -553,7 +545,6 @@ export class ContainerSandbox implements SandboxV1 {
         Tty: false,
         ...(user === undefined ? {} : { User: user }),
       });
-      exitEvent = await this.exits.expect(exec.id);
       stream = (await exec.start({
         hijack: true,
         stdin: stdin !== undefined,
@@ -598,7 +589,7 @@ export class ContainerSandbox implements SandboxV1 {
         else signal.addEventListener("abort", onAbort, { once: true });
       }
     });
-    const finished = ended.then(async () => (await exitEvent()) ?? this.exitCode(exec));
+    const finished = ended.then(() => this.exitCode(exec));
     finished.catch(() => undefined);
     try {
       const outcome = await Promise.race([finished, stop]);
