@@ -17,7 +17,7 @@ import {
   type Bm25MemoryWarning,
   bm25Memory,
 } from "./bm25-memory.js";
-import { decodeSnapshot } from "./internal/snapshot-file.js";
+import { decodeSnapshot } from "./internal/snapshot-format.js";
 
 const scope = { tenant: "acme" };
 const dirs: string[] = [];

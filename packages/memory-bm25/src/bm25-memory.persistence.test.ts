@@ -10,7 +10,9 @@ import {
   type Bm25MemoryWarning,
   bm25Memory,
 } from "./bm25-memory.js";
-import { decodeSnapshot, encodeSnapshot } from "./internal/snapshot-file.js";
+import { replaceInFile, rewriteSnapshot, writeChunks } from "./internal/snapshot.test-helper.js";
+import { decodeSnapshot, encodeSnapshot } from "./internal/snapshot-format.js";
+import { readPackedIndex } from "./internal/snapshot-layout.js";
 
 const scope = { tenant: "acme", user: "ann" };
 const dirs: string[] = [];
@@ -82,16 +84,16 @@ describe("persistence", () => {
 
   it("writes a versioned, checksummed snapshot and keeps the previous one as memory.json.bak", async () => {
     const dir = await twoGenerations();
-    const main = decodeSnapshot(readFileSync(join(dir, "memory.json"), "utf8"));
-    const backup = decodeSnapshot(readFileSync(join(dir, "memory.json.bak"), "utf8"));
+    const main = decodeSnapshot(readFileSync(join(dir, "memory.json")));
+    const backup = decodeSnapshot(readFileSync(join(dir, "memory.json.bak")));
     expect(main.header).toMatchObject({
       format: "openrath.memory-bm25",
-      version: 3,
+      version: 4,
       count: 2,
       dimensions: null,
     });
     expect(backup.header.count).toBe(1);
-    expect(main.header.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(main.header.crc32).toEqual(expect.any(Number));
   });
 
   it("an acknowledged change is in the change log before remember resolves; the snapshot waits for compaction", async () => {
@@ -142,10 +144,22 @@ describe("persistence", () => {
   it("a snapshot whose content does not match its checksum is corrupt", async () => {
     const dir = await twoGenerations();
     const file = join(dir, "memory.json");
-    writeFileSync(file, readFileSync(file, "utf8").replace("fuse box", "fuse b0x"));
+    replaceInFile(file, "fuse box", "fuse b0x");
     const error = await rejection(openAt(dir));
     expect(error.code).toBe("memory_corrupt");
     expect(error.message).toMatch(/checksum/);
+    expect(error.details).toMatchObject({ reason: "checksum" });
+  });
+
+  it("a snapshot cut short after its header is corrupt (truncated), and its backup is named", async () => {
+    const dir = await twoGenerations();
+    const file = join(dir, "memory.json");
+    const bytes = readFileSync(file);
+    writeFileSync(file, bytes.subarray(0, bytes.length - 10));
+    const error = await rejection(openAt(dir));
+    expect(error.code).toBe("memory_corrupt");
+    expect(error.message).toMatch(/truncated/);
+    expect(error.details).toMatchObject({ reason: "truncated", backup: { entries: 1 } });
   });
 
   it('onCorrupt: "use-backup" loads memory.json.bak, keeps the corrupt file aside and warns', async () => {
@@ -171,7 +185,7 @@ describe("persistence", () => {
     await memory.remember({ text: "third generation" });
     await memory.flush();
     expect(decodeSnapshot(readFileSync(`${file}.bak`)).header.count).toBe(2);
-    expect(decodeSnapshot(readFileSync(file, "utf8")).header.count).toBe(3);
+    expect(decodeSnapshot(readFileSync(file)).header.count).toBe(3);
   });
 
   it("a missing memory.json with a backup (a save interrupted between renames) loads the backup", async () => {
@@ -186,11 +200,24 @@ describe("persistence", () => {
 
   it("a snapshot of a newer format version is refused with memory_unsupported_version", async () => {
     const dir = tempDir();
-    const text = encodeSnapshot(
-      { savedAt: 1, tokenizer: "x", dimensions: null, embedModel: null, count: 0, log: 1 },
-      { docs: [], lengths: [], terms: [], counts: [], sizes: [], postings: "" },
-    ).replace('"version":3', '"version":9');
-    writeFileSync(join(dir, "memory.json"), text);
+    const file = join(dir, "memory.json");
+    writeChunks(
+      file,
+      encodeSnapshot(
+        {
+          savedAt: 1,
+          tokenizer: "x",
+          dimensions: null,
+          embedModel: null,
+          count: 0,
+          terms: 0,
+          scopes: 0,
+          log: 1,
+        },
+        [],
+      ),
+    );
+    replaceInFile(file, '"version":4', '"version":9');
     const error = await rejection(openAt(dir));
     expect(error.code).toBe("memory_unsupported_version");
     expect(error.message).toMatch(/format version 9.*newer.*upgrade/);
@@ -208,16 +235,16 @@ describe("persistence", () => {
   it("a snapshot made with another tokenizer is re-indexed on open", async () => {
     const dir = await twoGenerations();
     const file = join(dir, "memory.json");
-    const old = decodeSnapshot(readFileSync(file, "utf8"));
-    const { sha256: _, format: __, version: ___, ...header } = old.header;
-    const { bytes: ____, ...body } = { ...old, bytes: 0 };
-    writeFileSync(file, encodeSnapshot({ ...header, tokenizer: "openrath-unicode-0" }, body.body));
+    rewriteSnapshot(file, (fields, sections) => ({
+      fields: { ...fields, tokenizer: "openrath-unicode-0" },
+      sections,
+    }));
     const { warnings, onWarning } = collect();
     const memory = await openAt(dir, { onWarning });
     expect(await memory.recall("fuse box")).toHaveLength(1);
     expect(warnings.map((w) => w.code)).toEqual(["reindexed"]);
     await memory.close();
-    expect(decodeSnapshot(readFileSync(file, "utf8")).header.tokenizer).toMatch(/^openrath-unicode-2\+/);
+    expect(decodeSnapshot(readFileSync(file)).header.tokenizer).toMatch(/^openrath-unicode-2\+/);
   });
 
   it("a store opened with other stop words re-indexes its entries", async () => {
@@ -245,12 +272,9 @@ describe("persistence", () => {
       "survivor",
     ]);
     await again.close();
-    const body = decodeSnapshot(readFileSync(join(dir, "memory.json"), "utf8")).body as {
-      docs: unknown[];
-      terms: string[];
-    };
-    expect(body.docs).toHaveLength(1);
-    expect(body.terms.filter((t) => !t.startsWith("surviv"))).toEqual([]);
+    const { index } = readPackedIndex(decodeSnapshot(readFileSync(join(dir, "memory.json"))));
+    expect(index.docs.count).toBe(1);
+    expect(index.terms.filter((t) => !t.startsWith("surviv"))).toEqual([]);
   });
 });
 

@@ -5,7 +5,7 @@ import { OpenRathError } from "@openrath/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Bm25Memory, bm25Memory } from "./bm25-memory.js";
 import { letterEmbed } from "./internal/letter-embed.test-helper.js";
-import { decodeSnapshot } from "./internal/snapshot-file.js";
+import { decodeSnapshot } from "./internal/snapshot-format.js";
 
 const dirs: string[] = [];
 const open: Bm25Memory[] = [];
@@ -74,7 +74,7 @@ describe("one store per directory in a process", () => {
     expect(await texts(b, "close")).toEqual(["after the first close", "before the first close"]);
     expect(() => readFileSync(join(dir, "memory.json"))).toThrow();
     await b.close();
-    expect(decodeSnapshot(readFileSync(join(dir, "memory.json"), "utf8")).header.count).toBe(2);
+    expect(decodeSnapshot(readFileSync(join(dir, "memory.json"))).header.count).toBe(2);
   });
 
   it("closing a handle twice releases the store once", async () => {

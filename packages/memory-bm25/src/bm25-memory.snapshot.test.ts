@@ -9,7 +9,9 @@ import {
   type Bm25MemoryWarning,
   bm25Memory,
 } from "./bm25-memory.js";
-import { decodeSnapshot, encodeSnapshot } from "./internal/snapshot-file.js";
+import { replaceInFile, rewriteSnapshot } from "./internal/snapshot.test-helper.js";
+import { decodeSnapshot } from "./internal/snapshot-format.js";
+import { readPackedIndex, snapshotSections } from "./internal/snapshot-layout.js";
 
 const planner = { tenant: "acme", user: "ann", agent: "planner" };
 const dirs: string[] = [];
@@ -54,27 +56,75 @@ function header(file: string) {
 }
 
 describe("snapshot format", () => {
-  it("writes version 3 with the change-log generation that follows it", async () => {
+  it("writes version 4 with the change-log generation that follows it", async () => {
     const dir = dirWith();
     const memory = (await openAt(dir)).memory;
     await memory.remember({ text: "the boiler is in the cellar" });
     await memory.close();
     const h = header(join(dir, "memory.json"));
-    expect(h).toMatchObject({ format: "openrath.memory-bm25", version: 3, count: 1, log: 2 });
+    expect(h).toMatchObject({ format: "openrath.memory-bm25", version: 4, count: 1, log: 2 });
+  });
+
+  it("keeps entry texts, ids and metadata as bytes in the file, read back exactly (any script, any size)", async () => {
+    const dir = dirWith();
+    const memory = (await openAt(dir)).memory;
+    const texts = [
+      "the boiler is in the cellar",
+      "我喜欢喝咖啡，尤其是早上",
+      "𝒳 mathematical script and emoji 🚀 with é and ß",
+      "long ".repeat(5000),
+    ];
+    const stored = await memory.remember(
+      texts.map((text, i) => ({
+        id: `entry-${i}-é`,
+        text,
+        ...(i % 2 === 0 ? { metadata: { n: i, tags: ["a", "b"] }, source: `web:site-${i}` } : {}),
+      })),
+    );
+    await memory.close();
+    const { index } = readPackedIndex(decodeSnapshot(readFileSync(join(dir, "memory.json"))));
+    expect(index.docs.texts.all()).toEqual(texts);
+    expect(index.docs.scopes).toEqual(["acme/ann/planner"]);
+    const again = (await openAt(dir)).memory;
+    for (const entry of stored) {
+      const hits = await again.recall(entry.text.slice(0, 20), { topK: 10 });
+      expect(hits.map((h) => h.entry)).toContainEqual(entry);
+    }
+  });
+
+  it("a version 3 snapshot (one JSON object, written by unreleased builds) is memory_unsupported_version", async () => {
+    const dir = dirWith(
+      `${JSON.stringify({
+        format: "openrath.memory-bm25",
+        version: 3,
+        savedAt: 1,
+        tokenizer: "openrath-unicode-2",
+        dimensions: null,
+        embedModel: null,
+        count: 1,
+        log: 1,
+        sha256: "0".repeat(64),
+        body: { docs: [{ id: "x", text: "old entry", scope: "default", createdAt: 1 }], postings: "" },
+      })}\n`,
+    );
+    const error = await rejection(openAt(dir));
+    expect(error.code).toBe("memory_unsupported_version");
+    expect(error.message).toMatch(/format version 3.*unreleased/);
   });
 
   it("refuses versions 1 and 2 (only unreleased builds wrote them) and newer versions with memory_unsupported_version", async () => {
     for (const [version, pattern] of [
       [1, /unreleased/],
       [2, /unreleased/],
-      [4, /newer.*upgrade/],
+      [3, /unreleased/],
+      [5, /newer.*upgrade/],
     ] as const) {
       const dir = dirWith();
       const memory = (await openAt(dir)).memory;
       await memory.remember({ text: "versioned entry" });
       await memory.close();
       const file = join(dir, "memory.json");
-      writeFileSync(file, readFileSync(file, "utf8").replace('"version":3', `"version":${version}`));
+      replaceInFile(file, '"version":4', `"version":${version}`);
       const error = await rejection(openAt(dir));
       expect(error.code, `version ${version}`).toBe("memory_unsupported_version");
       expect(error.message).toMatch(pattern);
@@ -87,13 +137,22 @@ describe("snapshot format", () => {
     await memory.remember({ text: "boiler" });
     await memory.close();
     const file = join(dir, "memory.json");
-    const { sha256: _, format: __, version: ___, bytes: ____, ...rest } = { ...header(file), bytes: 0 };
-    const body = decodeSnapshot(readFileSync(file)).body as Record<string, unknown>;
     // Entry number 1 of 1 entry (0 is the only one): the posting byte is 2 × (1 − (−1)) = 4.
-    writeFileSync(
-      file,
-      encodeSnapshot(rest, { ...body, terms: ["boiler"], counts: [1], sizes: [1], postings: "BA==" }),
-    );
+    rewriteSnapshot(file, (fields, sections) => {
+      const { index } = readPackedIndex(decodeSnapshot(readFileSync(file)));
+      const broken = {
+        ...index,
+        terms: ["boiler"],
+        counts: Uint32Array.of(1),
+        sizes: Uint32Array.of(1),
+        postings: Uint8Array.of(4),
+      };
+      const rewritten = new Map(sections);
+      for (const [name, data] of snapshotSections(broken, undefined)) {
+        rewritten.set(name, Buffer.concat(data instanceof Uint8Array ? [data] : [...data]));
+      }
+      return { fields: { ...fields, terms: 1 }, sections: rewritten };
+    });
     const reopened = await openAt(dir).catch((error: unknown) => error);
     // The postings are checked when first used; the checksum matches, so opening succeeds and the
     // first query that needs the broken posting reports it.

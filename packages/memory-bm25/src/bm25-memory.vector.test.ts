@@ -10,7 +10,8 @@ import {
   bm25Memory,
 } from "./bm25-memory.js";
 import { letterEmbed } from "./internal/letter-embed.test-helper.js";
-import { decodeSnapshot } from "./internal/snapshot-file.js";
+import { decodeSnapshot } from "./internal/snapshot-format.js";
+import { readPackedIndex } from "./internal/snapshot-layout.js";
 
 const dirs: string[] = [];
 const open: Bm25Memory[] = [];
@@ -157,12 +158,36 @@ describe("vector and hybrid recall", () => {
     const a = await store({ embed: first.embed, search: "vector", minSimilarity: 0.9 }, dir);
     await a.remember(ENTRIES.map((text) => ({ text })));
     await a.close();
-    expect(decodeSnapshot(readFileSync(join(dir, "memory.json"), "utf8")).header.dimensions).toBe(26);
+    expect(decodeSnapshot(readFileSync(join(dir, "memory.json"))).header.dimensions).toBe(26);
 
     const second = counting();
     const b = await store({ embed: second.embed, search: "vector", minSimilarity: 0.9 }, dir);
     expect((await b.recall("elegant man")).map((h) => h.entry.text)).toEqual(["a gentleman"]);
     expect(second.calls).toEqual([["elegant man"]]);
+  });
+
+  it("the vectors of recalled entries are kept: saved again after a vector and a hybrid recall", async () => {
+    const dir = tempDir();
+    const warnings: Bm25MemoryWarning[] = [];
+    const onWarning = (w: Bm25MemoryWarning) => warnings.push(w);
+    const a = await store({ embed: letterEmbed, search: "vector", minSimilarity: 0.1, onWarning }, dir);
+    await a.remember(ENTRIES.map((text) => ({ text })));
+    expect(await a.recall("elegant man", { topK: 10 })).toHaveLength(ENTRIES.length);
+    await a.close();
+    const saved = readPackedIndex(decodeSnapshot(readFileSync(join(dir, "memory.json")))).vectors;
+    expect(saved?.length).toBe(ENTRIES.length * 26);
+    expect(saved?.every(Number.isFinite)).toBe(true);
+    const b = await store({ embed: letterEmbed, search: "hybrid", minSimilarity: 0.1, onWarning }, dir);
+    expect(await b.recall("the night radio", { topK: 10 })).not.toHaveLength(0);
+    await b.remember({ text: "one more, so that closing compacts" });
+    await b.close();
+    expect(warnings).toEqual([]);
+
+    const again = counting();
+    const c = await store({ embed: again.embed, search: "vector", minSimilarity: 0.9 }, dir);
+    expect(again.calls).toEqual([]);
+    expect((await c.recall("elegant man")).map((h) => h.entry.text)).toEqual(["a gentleman"]);
+    expect(again.calls).toEqual([["elegant man"]]);
   });
 
   it("entries stored without embed are embedded when the store is next opened with embed", async () => {
@@ -196,6 +221,6 @@ describe("vector and hybrid recall", () => {
     const c = await store({ embed: wider, search: "vector", minSimilarity: 0.9, onWarning: () => {} }, dir);
     expect((await c.recall("elegant man")).map((h) => h.entry.text)).toEqual(["a gentleman"]);
     await c.close();
-    expect(decodeSnapshot(readFileSync(join(dir, "memory.json"), "utf8")).header.dimensions).toBe(27);
+    expect(decodeSnapshot(readFileSync(join(dir, "memory.json"))).header.dimensions).toBe(27);
   });
 });

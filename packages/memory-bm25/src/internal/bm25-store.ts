@@ -12,7 +12,7 @@ import { acquireLock, releaseLock } from "./lock-file.js";
 import { queryPlan } from "./query-plan.js";
 import { scopeFromPath, visiblePaths } from "./scope-paths.js";
 import type { Settings } from "./settings.js";
-import { encodeSnapshot, removeLeftoverTempFiles, writeFileAtomic } from "./snapshot-file.js";
+import { removeLeftoverTempFiles, writeFileAtomic } from "./snapshot-file.js";
 import { loadStore } from "./store-load.js";
 import { StoreState } from "./store-state.js";
 import { docKey, type StoredDoc } from "./text-index.js";
@@ -119,7 +119,7 @@ export class Bm25Store {
     return this.exclusive(async () => {
       const docs = entries
         .map(toDoc)
-        .filter((doc) => !(onlyNew && this.state.index.get(docKey(doc.scope, doc.id))));
+        .filter((doc) => !(onlyNew && this.state.index.hasKey(docKey(doc.scope, doc.id))));
       if (docs.length === 0) return [];
       let vectors: number[][] | undefined;
       if (this.settings.embed) {
@@ -138,7 +138,7 @@ export class Bm25Store {
     return this.exclusive(async () => {
       const path = scopePath(scope);
       const changes: LogChange[] = ids
-        .filter((id) => this.state.index.get(docKey(path, id)) !== undefined)
+        .filter((id) => this.state.index.hasKey(docKey(path, id)))
         .map((id) => ({ op: "delete", scope: path, id }));
       if (changes.length > 0) await this.commitChanges(changes);
       return changes.length;
@@ -149,9 +149,8 @@ export class Bm25Store {
   deleteScope(scope: MemoryScope): Promise<number> {
     return this.exclusive(async () => {
       const changes: LogChange[] = [];
-      for (const doc of this.state.index.all()) {
-        if (scopeContains(scope, scopeFromPath(doc.scope)))
-          changes.push({ op: "delete", scope: doc.scope, id: doc.id });
+      for (const { scope: path, id } of this.state.index.heads()) {
+        if (scopeContains(scope, scopeFromPath(path))) changes.push({ op: "delete", scope: path, id });
       }
       if (changes.length > 0) await this.commitChanges(changes);
       return changes.length;
@@ -318,32 +317,27 @@ export class Bm25Store {
       const log = this.log!;
       if (log.batchBytes === 0 && !this.dirty) return undefined;
       const generation = log.generation + 1;
-      const text = encodeSnapshot(
-        {
-          savedAt: Date.now(),
-          tokenizer: this.settings.tokenizer,
-          dimensions: this.state.vectors?.dimensions ?? null,
-          embedModel: this.embedModel,
-          count: this.state.size,
-          log: generation,
-        },
-        this.state.toBody(),
-      );
+      const snapshot = this.state.snapshot({
+        savedAt: Date.now(),
+        tokenizer: this.settings.tokenizer,
+        embedModel: this.embedModel,
+        log: generation,
+      });
       this.log = await LogWriter.open(dir, generation);
       await log.close();
       this.dirty = false;
-      return { text, generation };
+      return { snapshot, generation };
     });
     if (captured === undefined) return;
     try {
-      await writeFileAtomic(file, captured.text, true);
+      await writeFileAtomic(file, captured.snapshot.chunks, true);
     } catch (error) {
       this.dirty = true;
       throw error;
     }
     const backupLog = this.snapshotLog;
     this.snapshotLog = captured.generation;
-    this.snapshotBytes = Buffer.byteLength(captured.text);
+    this.snapshotBytes = captured.snapshot.bytes;
     await removeLogsBefore(dir, backupLog ?? captured.generation);
   }
 

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { type FileHandle, open, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { SnapshotProblem, syncDirectory } from "./snapshot-file.js";
+import { syncDirectory } from "./snapshot-file.js";
+import { SnapshotProblem } from "./snapshot-format.js";
 import type { StoredDoc } from "./text-index.js";
 
 /**

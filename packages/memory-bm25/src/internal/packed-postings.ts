@@ -24,17 +24,28 @@ export class PostingWriter {
     return this.length - start;
   }
 
+  /** Appends a posting packed already (`bytes[start, end)`, from a snapshot); returns its size in bytes. */
+  copy(bytes: Uint8Array, start: number, end: number): number {
+    this.reserve(end - start);
+    this.bytes.set(bytes.subarray(start, end), this.length);
+    this.length += end - start;
+    return end - start;
+  }
+
   /** The bytes written. */
   finish(): Uint8Array {
     return this.bytes.subarray(0, this.length);
   }
 
+  private reserve(bytes: number): void {
+    if (this.length + bytes <= this.bytes.length) return;
+    const grown = new Uint8Array(Math.max(this.bytes.length * 2, this.length + bytes));
+    grown.set(this.bytes.subarray(0, this.length));
+    this.bytes = grown;
+  }
+
   private number(value: number): void {
-    if (this.length + 8 > this.bytes.length) {
-      const grown = new Uint8Array(this.bytes.length * 2);
-      grown.set(this.bytes);
-      this.bytes = grown;
-    }
+    this.reserve(8);
     let rest = value;
     while (rest >= 0x80) {
       this.bytes[this.length++] = (rest % 128) | 0x80;

@@ -1,162 +1,7 @@
-import { createHash, randomBytes } from "node:crypto";
-import { copyFile, link, open, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { copyFile, link, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-
-/** The `format` field every snapshot carries. */
-export const SNAPSHOT_FORMAT = "openrath.memory-bm25";
-/**
- * The snapshot layout this package reads and writes: version 3, the compact form of
- * `CompactIndex` with the change-log generation that follows it. Versions 1 and 2 were only
- * written by unreleased development builds and are not read.
- */
-export const SNAPSHOT_VERSION = 3;
-
-/** The header of a snapshot file: everything but the index. */
-export interface SnapshotHeader {
-  readonly format: typeof SNAPSHOT_FORMAT;
-  readonly version: number;
-  /** Unix epoch milliseconds. */
-  readonly savedAt: number;
-  /** The tokenizer the index was built with ({@link TOKENIZER_VERSION} plus stop words). */
-  readonly tokenizer: string;
-  /** Size of the stored vectors, `null` without vectors. */
-  readonly dimensions: number | null;
-  /** The `embedModel` option the vectors were made with, `null` when not given. */
-  readonly embedModel: string | null;
-  /** Number of entries. */
-  readonly count: number;
-  /** The change-log generation whose batches come after this snapshot (`memory-<log>.log`). */
-  readonly log: number;
-  /** Hex SHA-256 of the JSON text of `body`, as written. */
-  readonly sha256: string;
-}
-
-/** A snapshot read back: its header and its body (the saved index, in the layout of its version). */
-export interface Snapshot {
-  readonly header: SnapshotHeader;
-  readonly body: unknown;
-  /** Size of the file in bytes. */
-  readonly bytes: number;
-}
-
-/** Why a snapshot file cannot be used. */
-export class SnapshotProblem extends Error {
-  constructor(
-    message: string,
-    readonly reason:
-      | "unreadable"
-      | "invalid_json"
-      | "not_a_snapshot"
-      | "newer_version"
-      | "old_version"
-      | "checksum"
-      | "invalid_data",
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
-const BODY_KEY = ',"body":';
-const CLOSING_BRACE = 0x7d;
-
-/** The file text of a snapshot: the header fields, then `"body"`, which the checksum covers. */
-export function encodeSnapshot(
-  header: Omit<SnapshotHeader, "sha256" | "format" | "version">,
-  body: unknown,
-): string {
-  const bodyText = JSON.stringify(body);
-  const head = JSON.stringify({
-    format: SNAPSHOT_FORMAT,
-    version: SNAPSHOT_VERSION,
-    ...header,
-    sha256: createHash("sha256").update(bodyText).digest("hex"),
-  });
-  return `${head.slice(0, -1)}${BODY_KEY}${bodyText}}\n`;
-}
-
-/**
- * Parses and checks a snapshot's text (or its UTF-8 bytes, which spares encoding it again for the
- * checksum).
- *
- * @throws {SnapshotProblem} for anything but a complete, intact snapshot of a version this package reads.
- */
-export function decodeSnapshot(data: string | Uint8Array): Snapshot {
-  const bytes =
-    typeof data === "string"
-      ? Buffer.from(data, "utf8")
-      : Buffer.from(data.buffer, data.byteOffset, data.length);
-  const text = typeof data === "string" ? data : bytes.toString("utf8");
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new SnapshotProblem(
-      `it is not valid JSON (${text.length === 0 ? "the file is empty" : (error as Error).message}); the file was truncated or damaged`,
-      "invalid_json",
-      { cause: error },
-    );
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new SnapshotProblem("it is not a JSON object", "not_a_snapshot");
-  }
-  const record = parsed as Record<string, unknown>;
-  if (record.format !== SNAPSHOT_FORMAT) {
-    throw new SnapshotProblem(
-      `its "format" is ${JSON.stringify(record.format)}, not "${SNAPSHOT_FORMAT}"; it was not written by @openrath/memory-bm25`,
-      "not_a_snapshot",
-    );
-  }
-  if (typeof record.version !== "number" || !Number.isInteger(record.version) || record.version < 1) {
-    throw new SnapshotProblem(
-      `its "version" is ${JSON.stringify(record.version)}, not a positive integer`,
-      "invalid_data",
-    );
-  }
-  if (record.version < SNAPSHOT_VERSION) {
-    throw new SnapshotProblem(
-      `it has format version ${record.version}, which only unreleased development builds of @openrath/memory-bm25 wrote; this one reads version ${SNAPSHOT_VERSION} — move the directory away and remember its entries again`,
-      "old_version",
-    );
-  }
-  if (record.version > SNAPSHOT_VERSION) {
-    throw new SnapshotProblem(
-      `it has format version ${record.version}, written by a newer @openrath/memory-bm25; this one reads version ${SNAPSHOT_VERSION} — upgrade the package to open it`,
-      "newer_version",
-    );
-  }
-  // The checksum covers the bytes of the body's JSON text, between `"body":` and the last brace.
-  const start = bytes.indexOf(BODY_KEY);
-  const end = bytes.lastIndexOf(CLOSING_BRACE);
-  if (start < 0 || !("body" in record)) throw new SnapshotProblem('it has no "body"', "invalid_data");
-  const sha = createHash("sha256")
-    .update(bytes.subarray(start + BODY_KEY.length, end))
-    .digest("hex");
-  if (sha !== record.sha256) {
-    throw new SnapshotProblem(
-      `its content does not match its checksum (sha256 ${String(record.sha256)}, content hashes to ${sha}); the file was modified or damaged`,
-      "checksum",
-    );
-  }
-  const fields: Array<[keyof SnapshotHeader, (v: unknown) => boolean]> = [
-    ["savedAt", (v) => typeof v === "number"],
-    ["tokenizer", (v) => typeof v === "string"],
-    ["dimensions", (v) => v === null || (typeof v === "number" && Number.isInteger(v) && v > 0)],
-    ["embedModel", (v) => v === null || typeof v === "string"],
-    ["count", (v) => typeof v === "number" && Number.isInteger(v) && v >= 0],
-    ["log", (v) => typeof v === "number" && Number.isInteger(v) && v >= 1],
-  ];
-  for (const [field, valid] of fields) {
-    if (!valid(record[field])) {
-      throw new SnapshotProblem(
-        `its header field "${field}" is ${JSON.stringify(record[field])}`,
-        "invalid_data",
-      );
-    }
-  }
-  const { body, ...header } = record;
-  return { header: header as unknown as SnapshotHeader, body, bytes: bytes.length };
-}
+import { decodeSnapshot, type Snapshot, SnapshotProblem } from "./snapshot-format.js";
 
 /**
  * Reads and decodes the snapshot at `file`; `undefined` when there is no such file.
@@ -166,7 +11,7 @@ export function decodeSnapshot(data: string | Uint8Array): Snapshot {
 export async function readSnapshot(file: string): Promise<Snapshot | undefined> {
   let bytes: Buffer;
   try {
-    bytes = await readFile(file);
+    bytes = await readWhole(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new SnapshotProblem(`it cannot be read (${(error as Error).message})`, "unreadable", {
@@ -186,20 +31,50 @@ export async function exists(path: string): Promise<boolean> {
   }
 }
 
+/** The bytes of `file`, read in one call where the system allows (a snapshot is read whole). */
+async function readWhole(file: string): Promise<Buffer> {
+  const handle = await open(file, "r");
+  try {
+    const { size } = await handle.stat();
+    const bytes = Buffer.allocUnsafe(size);
+    let read = 0;
+    while (read < size) {
+      const { bytesRead } = await handle.read(bytes, read, size - read, read);
+      if (bytesRead === 0) break;
+      read += bytesRead;
+    }
+    return read === size ? bytes : bytes.subarray(0, read);
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
- * Replaces `file` with `text` so that a crash at any point leaves either the old or the new
- * content: the text goes to a temporary file in the same directory, is fsynced, and is renamed
+ * Replaces `file` with `chunks` (written in order) so that a crash at any point leaves either the
+ * old or the new content: the bytes go to a temporary file in the same directory, are fsynced, and are renamed
  * over `file`. Before that, when `keepBackup` is set and `file` exists, `<file>.bak` is atomically
  * replaced by the current `file` (a hard link, or a copy where links are not supported), so the
  * previous snapshot always survives. The directory is fsynced last.
  */
-export async function writeFileAtomic(file: string, text: string, keepBackup: boolean): Promise<void> {
+export async function writeFileAtomic(
+  file: string,
+  chunks: readonly Uint8Array[],
+  keepBackup: boolean,
+): Promise<void> {
   const dir = dirname(file);
   const temp = `${file}.${process.pid}-${randomBytes(6).toString("hex")}.tmp`;
   try {
     const handle = await open(temp, "wx", 0o600);
     try {
-      await handle.writeFile(text, "utf8");
+      let position = 0;
+      for (const chunk of chunks) {
+        let done = 0;
+        while (done < chunk.length) {
+          const { bytesWritten } = await handle.write(chunk, done, chunk.length - done, position);
+          done += bytesWritten;
+          position += bytesWritten;
+        }
+      }
       await handle.sync();
     } finally {
       await handle.close();

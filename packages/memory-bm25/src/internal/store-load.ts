@@ -2,9 +2,11 @@ import { rename } from "node:fs/promises";
 import { MemoryError } from "@openrath/core";
 import { logGenerations, readLog } from "./change-log.js";
 import type { Settings } from "./settings.js";
-import { readSnapshot, type Snapshot, SnapshotProblem } from "./snapshot-file.js";
-import { type SnapshotBody, StoreState } from "./store-state.js";
-import { docKey, type StoredDoc, TextIndex } from "./text-index.js";
+import { readSnapshot } from "./snapshot-file.js";
+import { type Snapshot, SnapshotProblem } from "./snapshot-format.js";
+import { readPackedIndex } from "./snapshot-layout.js";
+import { StoreState } from "./store-state.js";
+import { docKey, TextIndex } from "./text-index.js";
 import { VectorIndex } from "./vector-index.js";
 
 /** A store's state as found on disk. */
@@ -178,38 +180,41 @@ async function fromFile(
   const snapshot = await readSnapshot(file);
   if (snapshot === undefined) return undefined;
   const { header } = snapshot;
-  const body = checkBody(snapshot.body);
-  if (body.docs.length !== header.count) {
-    throw new SnapshotProblem(
-      `it holds ${body.docs.length} entries but its header says ${header.count}`,
-      "invalid_data",
-    );
-  }
+  const { index: packed, vectors: rows } = readPackedIndex(snapshot);
   const dimensions = header.dimensions ?? undefined;
   const modelChanged =
     settings.embedModel !== undefined &&
     header.embedModel !== null &&
     header.embedModel !== settings.embedModel;
   const embedModel = settings.embedModel ?? header.embedModel;
+  let index: TextIndex;
+  try {
+    index = TextIndex.fromPacked(packed);
+  } catch (error) {
+    throw new SnapshotProblem(`its index cannot be loaded (${(error as Error).message})`, "invalid_data", {
+      cause: error,
+    });
+  }
+  /** The saved vector of entry `i` (a row of NaN: none). */
   const savedVector = (i: number): readonly number[] | undefined => {
-    const vector = body.vectors?.[i];
-    if (modelChanged || dimensions === undefined || !Array.isArray(vector)) return undefined;
-    if (vector.length !== dimensions || !vector.every((v) => typeof v === "number" && Number.isFinite(v))) {
+    if (modelChanged || dimensions === undefined || rows === undefined) return undefined;
+    const row = rows.subarray(i * dimensions, (i + 1) * dimensions);
+    if (Number.isNaN(row[0])) return undefined;
+    if (!row.every(Number.isFinite)) {
       throw new SnapshotProblem(
-        `the vector of entry ${JSON.stringify(body.docs[i]!.id)} is not ${dimensions} finite numbers`,
+        `the vector of entry ${JSON.stringify(packed.docs.ids.get(i))} is not ${dimensions} finite numbers`,
         "invalid_data",
       );
     }
-    return vector;
+    return Array.from(row);
   };
   const bytes = snapshot.bytes;
   if (header.tokenizer !== settings.tokenizer || modelChanged) {
-    const positions = new Map(body.docs.map((doc, i) => [docKey(doc.scope, doc.id), i] as const));
     const state = StoreState.rebuild(
       settings.analyzer,
-      body.docs,
+      index.all(),
       modelChanged ? undefined : dimensions,
-      (doc) => savedVector(positions.get(docKey(doc.scope, doc.id))!),
+      (_, i) => savedVector(i),
     );
     settings.onWarning({
       code: "reindexed",
@@ -220,21 +225,17 @@ async function fromFile(
     });
     return { state, header, embedModel, bytes, needsCompaction: true, fromBackup: isBackup };
   }
-  let index: TextIndex;
-  try {
-    index = TextIndex.fromCompact(body);
-  } catch (error) {
-    throw new SnapshotProblem(`its index cannot be loaded (${(error as Error).message})`, "invalid_data", {
-      cause: error,
-    });
-  }
   let vectors: VectorIndex | undefined;
   if (dimensions !== undefined && !modelChanged) {
     vectors = new VectorIndex(dimensions);
-    body.docs.forEach((doc, i) => {
+    const { docs } = packed;
+    for (let i = 0; i < docs.count; i++) {
       const vector = savedVector(i);
-      if (vector !== undefined) vectors!.put(docKey(doc.scope, doc.id), doc.scope, vector);
-    });
+      if (vector !== undefined) {
+        const scope = docs.scopes[docs.scopeOf[i]!]!;
+        vectors.put(docKey(scope, docs.ids.get(i)), scope, vector);
+      }
+    }
   }
   return {
     state: new StoreState(settings.analyzer, index, vectors),
@@ -244,57 +245,4 @@ async function fromFile(
     needsCompaction: false,
     fromBackup: isBackup,
   };
-}
-
-const SCOPE_PATH = /^[^/]+(\/[^/]+){0,3}$/;
-
-function checkDoc(doc: unknown): void {
-  const d = doc as Record<string, unknown>;
-  const problem =
-    typeof doc !== "object" || doc === null
-      ? "is not an object"
-      : typeof d.id !== "string" || d.id === ""
-        ? 'has no string "id"'
-        : typeof d.text !== "string"
-          ? 'has no string "text"'
-          : typeof d.scope !== "string" || !SCOPE_PATH.test(d.scope)
-            ? `has an invalid scope ${JSON.stringify(d.scope)}`
-            : typeof d.createdAt !== "number"
-              ? 'has no numeric "createdAt"'
-              : d.metadata !== undefined &&
-                  (typeof d.metadata !== "object" || d.metadata === null || Array.isArray(d.metadata))
-                ? "has metadata that is not an object"
-                : d.source !== undefined && typeof d.source !== "string"
-                  ? "has a source that is not a string"
-                  : undefined;
-  if (problem) {
-    throw new SnapshotProblem(`an entry ${problem} (${JSON.stringify(doc)?.slice(0, 200)})`, "invalid_data");
-  }
-}
-
-/** The body of a version 3 snapshot, its entries checked. @throws {SnapshotProblem} */
-function checkBody(raw: unknown): SnapshotBody {
-  const body = raw as Partial<Record<keyof SnapshotBody, unknown>> | null;
-  if (typeof body !== "object" || body === null || !Array.isArray(body.docs)) {
-    throw new SnapshotProblem("its body has no entries", "invalid_data");
-  }
-  const { lengths, terms, counts, sizes, postings, vectors } = body;
-  if (
-    !Array.isArray(lengths) ||
-    !Array.isArray(terms) ||
-    !terms.every((t) => typeof t === "string") ||
-    !Array.isArray(counts) ||
-    !Array.isArray(sizes) ||
-    typeof postings !== "string" ||
-    (vectors !== undefined && (!Array.isArray(vectors) || vectors.length !== body.docs.length))
-  ) {
-    throw new SnapshotProblem("its body has no valid index", "invalid_data");
-  }
-  body.docs.forEach(checkDoc);
-  return body as SnapshotBody;
-}
-
-/** Entries as `StoredDoc`s of a state, for re-embedding. */
-export function docsOf(state: StoreState): StoredDoc[] {
-  return [...state.index.all()];
 }

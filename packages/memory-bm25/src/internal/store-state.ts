@@ -1,12 +1,10 @@
 import type { LogChange } from "./change-log.js";
-import { type CompactIndex, docKey, type StoredDoc, TextIndex } from "./text-index.js";
+import { DocsWriter } from "./doc-table.js";
+import { encodeSnapshot, type SnapshotFields } from "./snapshot-format.js";
+import { snapshotSections } from "./snapshot-layout.js";
+import { docKey, type StoredDoc, TextIndex } from "./text-index.js";
 import { type AnalyzerSettings, analyze } from "./tokenize.js";
 import { VectorIndex } from "./vector-index.js";
-
-/** The body of a snapshot (format version 3): the text index and, in a store with vectors, one per entry. */
-export interface SnapshotBody extends CompactIndex {
-  readonly vectors?: readonly (readonly number[] | null)[];
-}
 
 /**
  * The in-memory state of a store: its text index and its vectors. Changes are applied here only
@@ -85,12 +83,36 @@ export class StoreState {
     this.apply([{ op: "put", doc, ...(vector === undefined ? {} : { vector }) }]);
   }
 
-  /** The snapshot body of this state. */
-  toBody(): SnapshotBody {
-    const compact = this.index.toCompact();
+  /**
+   * The bytes of a snapshot of this state (in pieces to write in order; copies, so later changes
+   * do not reach them).
+   */
+  snapshot(fields: Pick<SnapshotFields, "savedAt" | "tokenizer" | "embedModel" | "log">): {
+    readonly chunks: Uint8Array[];
+    readonly bytes: number;
+  } {
+    const packed = this.index.pack(new DocsWriter());
+    const { docs } = packed;
     const vectors = this.vectors;
-    if (vectors === undefined) return compact;
-    return { ...compact, vectors: compact.docs.map((doc) => vectors.get(docKey(doc.scope, doc.id)) ?? null) };
+    let rows: Float64Array | undefined;
+    if (vectors !== undefined) {
+      const size = vectors.dimensions;
+      rows = new Float64Array(docs.count * size).fill(Number.NaN);
+      for (let i = 0; i < docs.count; i++) {
+        const vector = vectors.get(docKey(docs.scopes[docs.scopeOf[i]!]!, docs.ids.get(i)));
+        if (vector !== undefined && vector.length === size) rows.set(vector, i * size);
+      }
+    }
+    return encodeSnapshot(
+      {
+        ...fields,
+        dimensions: vectors?.dimensions ?? null,
+        count: docs.count,
+        terms: packed.terms.length,
+        scopes: docs.scopes.length,
+      },
+      snapshotSections(packed, rows),
+    );
   }
 
   /**
@@ -101,14 +123,15 @@ export class StoreState {
     analyzer: AnalyzerSettings,
     docs: Iterable<StoredDoc>,
     dimensions: number | undefined,
-    vectors: (doc: StoredDoc) => readonly number[] | undefined,
+    vectors: (doc: StoredDoc, i: number) => readonly number[] | undefined,
   ): StoreState {
     const state = new StoreState(
       analyzer,
       new TextIndex(),
       dimensions === undefined ? undefined : new VectorIndex(dimensions),
     );
-    for (const doc of docs) state.put(doc, vectors(doc));
+    let i = 0;
+    for (const doc of docs) state.put(doc, vectors(doc, i++));
     return state;
   }
 }

@@ -1,34 +1,27 @@
 import { MemoryError } from "@openrath/core";
+import { type DocsWriter, DocTable, type PackedDocs, type StoredDoc } from "./doc-table.js";
 import { PostingWriter, readPosting } from "./packed-postings.js";
 import { Posting } from "./posting.js";
 import type { AnalyzedText } from "./tokenize.js";
 import { type QueryGroup, type Relevance, type Scored, topK } from "./top-k.js";
 import { Vocabulary } from "./vocabulary.js";
 
-/** An entry as the index holds it, with its scope as a path (`tenant/user/agent/session`). */
-export interface StoredDoc {
-  readonly id: string;
-  readonly text: string;
-  readonly scope: string;
-  readonly createdAt: number;
-  readonly metadata?: Record<string, unknown>;
-  readonly source?: string;
-}
+export type { StoredDoc } from "./doc-table.js";
 
-/** The index as snapshots hold it (format version 3). */
-export interface CompactIndex {
+/** The index as a snapshot holds it (format version 4): columns per entry and per term. */
+export interface PackedIndex {
   /** The entries; entry `i` is number `i` in the postings. */
-  readonly docs: readonly StoredDoc[];
+  readonly docs: PackedDocs;
   /** Each entry's length for BM25 (in the unit the analyzer counts). */
-  readonly lengths: readonly number[];
+  readonly lengths: Float64Array;
   /** Every term with entries, sorted. */
   readonly terms: readonly string[];
   /** Per term, how many entries hold it. */
-  readonly counts: readonly number[];
+  readonly counts: Uint32Array;
   /** Per term, the size in bytes of its packed posting. */
-  readonly sizes: readonly number[];
-  /** The packed postings of the terms, in order, base64 (see `packed-postings.ts`). */
-  readonly postings: string;
+  readonly sizes: Uint32Array;
+  /** The packed postings of the terms, in order (see `packed-postings.ts`). */
+  readonly postings: Uint8Array;
 }
 
 /** The key of an entry: ids are unique within a scope. */
@@ -39,13 +32,14 @@ export function docKey(scope: string, id: string): string {
 interface Packed {
   readonly bytes: Uint8Array;
   readonly starts: Float64Array;
-  readonly counts: readonly number[];
+  readonly counts: Uint32Array;
   readonly docLimit: number;
 }
 
 /**
  * The full-text index of a store: entries by number, their scopes and lengths, and per term a
- * posting list. Terms loaded from a snapshot keep their postings packed until a query uses them.
+ * posting list. Entries loaded from a snapshot stay in its columns until read, and terms keep their
+ * postings packed until a query uses them.
  */
 export class TextIndex {
   readonly vocabulary: Vocabulary;
@@ -57,7 +51,7 @@ export class TextIndex {
   private postings: (Posting | undefined)[] = [];
   private packed: Packed | undefined;
 
-  private docs: (StoredDoc | undefined)[] = [];
+  private docs = new DocTable();
   private lengths = new Float64Array(1024);
   private scopeOf = new Int32Array(1024);
   /** Entry numbers by key, built on first use (a reopened store answers queries without it). */
@@ -80,17 +74,32 @@ export class TextIndex {
   /** The entry stored under `key` ({@link docKey}), if any. */
   get(key: string): StoredDoc | undefined {
     const n = this.keys().get(key);
-    return n === undefined ? undefined : this.docs[n];
+    return n === undefined ? undefined : this.docs.get(n);
+  }
+
+  /** Whether an entry is stored under `key`, without reading it. */
+  hasKey(key: string): boolean {
+    return this.keys().has(key);
   }
 
   /** The entry numbered `n`, if it is live. */
   doc(n: number): StoredDoc | undefined {
-    return this.docs[n];
+    return this.docs.get(n);
   }
 
   /** The entries in insertion order. */
   *all(): Generator<StoredDoc> {
-    for (const doc of this.docs) if (doc !== undefined) yield doc;
+    for (let n = 0; n < this.docs.length; n++) {
+      const doc = this.docs.get(n);
+      if (doc !== undefined) yield doc;
+    }
+  }
+
+  /** The scope and id of every entry in insertion order, without reading their texts. */
+  *heads(): Generator<{ readonly scope: string; readonly id: string }> {
+    for (let n = 0; n < this.docs.length; n++) {
+      if (this.docs.isLive(n)) yield { scope: this.docs.scope(n), id: this.docs.id(n) };
+    }
   }
 
   /** Number of entries whose scope path is one of `paths`. */
@@ -120,9 +129,8 @@ export class TextIndex {
     const key = docKey(doc.scope, doc.id);
     const keys = this.keys();
     if (keys.has(key)) throw new Error(`the entry ${JSON.stringify(doc.id)} is already indexed`);
-    const n = this.docs.length;
+    const n = this.docs.push(doc);
     if (n >= this.lengths.length) this.grow(n * 2);
-    this.docs.push(doc);
     keys.set(key, n);
     const length = analyzed.length;
     this.lengths[n] = length;
@@ -145,12 +153,11 @@ export class TextIndex {
     return n;
   }
 
-  /** Removes the entry under `key`, whose text analyzed to `analyzed`; returns it. */
-  remove(key: string, analyzed: AnalyzedText): StoredDoc | undefined {
+  /** Removes the entry under `key`, whose text analyzed to `analyzed`. */
+  remove(key: string, analyzed: AnalyzedText): void {
     const keys = this.keys();
     const n = keys.get(key);
-    if (n === undefined) return undefined;
-    const doc = this.docs[n]!;
+    if (n === undefined) return;
     const seen = new Set<string>();
     for (const term of analyzed.terms) {
       if (seen.has(term)) continue;
@@ -159,11 +166,10 @@ export class TextIndex {
       if (id !== undefined) this.posting(id)!.remove(n);
     }
     this.scopeDocs[this.scopeOf[n]!]!.remove(n);
-    this.docs[n] = undefined;
+    this.docs.delete(n);
     keys.delete(key);
     this.live--;
     this.totalLength -= this.lengths[n]!;
-    return doc;
   }
 
   /**
@@ -196,6 +202,8 @@ export class TextIndex {
       // Few visible entries: score them one by one instead of walking the postings.
       else if (count * 8 < this.live) candidates = lists;
     }
+    const docs = this.docs;
+    const scopeOf = this.scopeOf;
     return topK(
       {
         groups,
@@ -206,7 +214,7 @@ export class TextIndex {
         live: this.live,
         averageLength: this.live > 0 && this.totalLength > 0 ? this.totalLength / this.live : 1,
         lengths: this.lengths,
-        alive: (n) => this.docs[n] !== undefined && (mask === undefined || mask[this.scopeOf[n]!] === 1),
+        alive: mask === undefined ? (n) => docs.isLive(n) : (n) => docs.isLive(n) && mask[scopeOf[n]!] === 1,
         candidates,
       },
       limit,
@@ -215,47 +223,58 @@ export class TextIndex {
     );
   }
 
-  /** The compact, serializable form: entries renumbered 0, 1, … in insertion order, terms sorted. */
-  toCompact(): CompactIndex {
+  /**
+   * The packed form a snapshot holds: entries renumbered 0, 1, … in insertion order (a loaded
+   * entry's columns are copied, not decoded), terms sorted. A posting still packed as it was loaded
+   * is copied as it is when no loaded entry was removed since (its numbers are unchanged); others
+   * are encoded again, without keeping the decoded form.
+   */
+  pack(writer: DocsWriter): PackedIndex {
     const renumber = new Int32Array(this.docs.length).fill(-1);
-    const docs: StoredDoc[] = [];
-    const lengths: number[] = [];
-    this.docs.forEach((doc, n) => {
-      if (doc === undefined) return;
-      renumber[n] = docs.length;
-      docs.push(doc);
-      lengths.push(this.lengths[n]!);
-    });
+    const lengths = new Float64Array(this.live);
+    let kept = 0;
+    for (let n = 0; n < this.docs.length; n++) {
+      if (!this.docs.isLive(n)) continue;
+      renumber[n] = kept;
+      lengths[kept++] = this.lengths[n]!;
+      this.docs.writeTo(writer, n);
+    }
+    const packed = this.packed;
+    let unchanged = packed !== undefined;
+    for (let n = 0; unchanged && packed !== undefined && n < packed.docLimit; n++) {
+      if (renumber[n] !== n) unchanged = false;
+    }
     const terms = this.terms.filter((_, id) => this.dfOf(id) > 0).sort();
-    const counts: number[] = [];
-    const sizes: number[] = [];
-    const writer = new PostingWriter();
-    for (const term of terms) {
-      const posting = this.posting(this.termId(term)!)!;
+    const counts = new Uint32Array(terms.length);
+    const sizes = new Uint32Array(terms.length);
+    const out = new PostingWriter();
+    terms.forEach((term, t) => {
+      const id = this.termId(term)!;
+      const decoded = this.postings[id];
+      if (decoded === undefined && unchanged && packed !== undefined) {
+        counts[t] = packed.counts[id]!;
+        sizes[t] = out.copy(packed.bytes, packed.starts[id]!, packed.starts[id + 1]!);
+        return;
+      }
+      const posting = decoded ?? this.decode(id);
       const mapped = new Int32Array(posting.size);
       for (let k = 0; k < posting.size; k++) mapped[k] = renumber[posting.docs[k]!]!;
-      counts.push(posting.size);
-      sizes.push(writer.add(mapped, posting.tfs, posting.size));
-    }
-    return {
-      docs,
-      lengths,
-      terms,
-      counts,
-      sizes,
-      postings: Buffer.from(writer.finish()).toString("base64"),
-    };
+      counts[t] = posting.size;
+      sizes[t] = out.add(mapped, posting.tfs, posting.size);
+    });
+    return { docs: writer.finish(), lengths, terms, counts, sizes, postings: out.finish() };
   }
 
   /**
-   * A new index holding a compact form ({@link toCompact}) made with the same analyzer. Entries
-   * must be checked already; postings are checked when first decoded.
+   * A new index over a packed form ({@link pack}) made with the same analyzer. The columns are
+   * checked here; postings when first decoded, an entry's metadata when it is first read.
    *
    * @throws {Error} when the form is inconsistent.
    */
-  static fromCompact(body: CompactIndex): TextIndex {
+  static fromPacked(body: PackedIndex): TextIndex {
     const { docs, lengths, terms, counts, sizes } = body;
-    if (lengths.length !== docs.length) throw new Error("the entry lengths do not match the entries");
+    const count = docs.count;
+    if (lengths.length !== count) throw new Error("the entry lengths do not match the entries");
     if (counts.length !== terms.length || sizes.length !== terms.length) {
       throw new Error("the posting counts or sizes do not match the terms");
     }
@@ -263,32 +282,30 @@ export class TextIndex {
       if (!(terms[t - 1]! < terms[t]!)) throw new Error("the terms are not sorted and distinct");
     }
     const index = new TextIndex(Vocabulary.fromSorted(terms));
-    index.grow(Math.max(1024, docs.length));
-    index.docs = docs.slice();
+    index.grow(Math.max(1024, count));
+    index.docs = new DocTable(docs);
     index.keyMap = undefined;
-    for (let n = 0; n < docs.length; n++) {
-      const doc = docs[n]!;
+    // The table checked the scope numbers; they become the index's scope ids, in order.
+    for (const scope of docs.scopes) index.scopeId(scope);
+    if (index.scopeDocs.length !== docs.scopes.length) throw new Error("the scopes are not distinct");
+    let total = 0;
+    for (let n = 0; n < count; n++) {
       const length = lengths[n]!;
-      if (typeof length !== "number" || !(length >= 0)) throw new Error(`entry ${n} has an invalid length`);
-      index.lengths[n] = length;
-      const scope = index.scopeId(doc.scope);
+      if (!(length >= 0) || length === Number.POSITIVE_INFINITY)
+        throw new Error(`entry ${n} has an invalid length`);
+      const scope = docs.scopeOf[n]!;
       index.scopeOf[n] = scope;
       index.scopeDocs[scope]!.add(n, 1, 0);
-      index.totalLength += length;
+      total += length;
     }
-    index.live = docs.length;
-    const bytes = Buffer.from(body.postings, "base64");
+    index.lengths.set(lengths);
+    index.totalLength = total;
+    index.live = count;
     const starts = new Float64Array(terms.length + 1);
     for (let t = 0; t < terms.length; t++) {
       const size = sizes[t]!;
-      const count = counts[t]!;
-      if (
-        !Number.isInteger(size) ||
-        size < 1 ||
-        !Number.isInteger(count) ||
-        count < 1 ||
-        count > docs.length
-      ) {
+      const df = counts[t]!;
+      if (size < 1 || df < 1 || df > count) {
         throw new Error(`the posting of term ${JSON.stringify(terms[t])} has an invalid size`);
       }
       starts[t + 1] = starts[t]! + size;
@@ -296,8 +313,9 @@ export class TextIndex {
     index.packedTerms = terms;
     index.terms = terms.slice();
     index.postings = new Array<Posting | undefined>(terms.length);
-    if (starts[terms.length] !== bytes.length) throw new Error("the postings do not add up to their bytes");
-    index.packed = { bytes, starts, counts, docLimit: docs.length };
+    if (starts[terms.length] !== body.postings.length)
+      throw new Error("the postings do not add up to their bytes");
+    index.packed = { bytes: body.postings, starts, counts, docLimit: count };
     return index;
   }
 
@@ -316,22 +334,24 @@ export class TextIndex {
     return lo < sorted.length && sorted[lo] === term ? lo : undefined;
   }
 
-  /** Entry numbers by key, built from the entries the first time it is needed. */
+  /** Entry numbers by key, built from the entries' ids and scopes the first time it is needed. */
   private keys(): Map<string, number> {
     if (this.keyMap !== undefined) return this.keyMap;
     const keys = new Map<string, number>();
-    this.docs.forEach((doc, n) => {
-      if (doc === undefined) return;
-      const key = docKey(doc.scope, doc.id);
+    for (let n = 0; n < this.docs.length; n++) {
+      if (!this.docs.isLive(n)) continue;
+      const id = this.docs.id(n);
+      const scope = this.docs.scope(n);
+      const key = docKey(scope, id);
       if (keys.has(key)) {
         throw new MemoryError(
           "memory_corrupt",
-          `The memory store's snapshot holds the entry id ${JSON.stringify(doc.id)} twice at scope ${doc.scope}. Restore memory.json.bak or remember the entries again.`,
-          { details: { id: doc.id, scope: doc.scope } },
+          `The memory store's snapshot holds the entry id ${JSON.stringify(id)} twice at scope ${scope}. Restore memory.json.bak or remember the entries again.`,
+          { details: { id, scope } },
         );
       }
       keys.set(key, n);
-    });
+    }
     this.keyMap = keys;
     return keys;
   }
@@ -345,7 +365,14 @@ export class TextIndex {
   private posting(id: number): Posting | undefined {
     const posting = this.postings[id];
     if (posting !== undefined || this.packed === undefined || id >= this.packed.counts.length) return posting;
-    const { bytes, starts, counts, docLimit } = this.packed;
+    const decoded = this.decode(id);
+    this.postings[id] = decoded;
+    return decoded;
+  }
+
+  /** The packed posting of term `id`, decoded. */
+  private decode(id: number): Posting {
+    const { bytes, starts, counts, docLimit } = this.packed!;
     const count = counts[id]!;
     const docs = new Int32Array(count);
     const tfs = new Uint32Array(count);
@@ -358,9 +385,7 @@ export class TextIndex {
         { cause: error, details: { term: this.terms[id] } },
       );
     }
-    const decoded = Posting.of(docs, tfs, count, this.lengths);
-    this.postings[id] = decoded;
-    return decoded;
+    return Posting.of(docs, tfs, count, this.lengths);
   }
 
   private scopeId(path: string): number {

@@ -62,7 +62,9 @@ export class VectorIndex {
       ...(scopes === undefined ? {} : { where: { scope: { in: [...scopes] } } }),
       limit,
       similarity,
-      includeVectors: false,
+      // Without vectors in the hits, Orama sets the stored documents' vectors to null (it strips
+      // them from the documents themselves, not from copies), which lost them from the snapshot.
+      includeVectors: true,
     } as never)) as Results<VectorDoc>;
     return results.hits.map((hit) => ({ key: hit.id, score: hit.score }));
   }
