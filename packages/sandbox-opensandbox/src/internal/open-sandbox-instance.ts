@@ -5,7 +5,7 @@ import {
   SandboxError,
   type SandboxV1,
 } from "@openrath/core";
-import { checkEnv, resolveExecTimeout } from "@openrath/core/backend";
+import { checkCode, checkCommand, checkEnv, resolveExecTimeout } from "@openrath/core/backend";
 import { runPython } from "./code-contexts.js";
 import { type RunContext, type RunOptions, runCommand } from "./commands.js";
 import { explain, failureDetails, isUnreachable, remoteFailure, toSandboxError } from "./errors.js";
@@ -133,19 +133,8 @@ export class OpenSandboxInstance implements SandboxV1 {
         { details: { capability: "stdin" } },
       );
     }
-    let line: string;
-    if (typeof command === "string") {
-      line = command.trim() === "" ? ":" : command;
-    } else {
-      if (!Array.isArray(command) || command.length === 0 || command.some((w) => typeof w !== "string")) {
-        throw new SandboxError(
-          "invalid_argument",
-          `exec takes a shell string or a non-empty array of strings (argv); got ${JSON.stringify(command)}.`,
-          { details: { command } },
-        );
-      }
-      line = shellJoin(command);
-    }
+    const checked = checkCommand(command);
+    const line = typeof checked === "string" ? (checked.trim() === "" ? ":" : checked) : shellJoin(checked);
     const picked = pick(options);
     const env = this.checkEnv(options.env);
     if (options.signal?.aborted) throw aborted(`Command \`${preview(line)}\``, options.signal);
@@ -206,11 +195,7 @@ export class OpenSandboxInstance implements SandboxV1 {
         { details: { language, supported: this.parts.languages } },
       );
     }
-    if (typeof code !== "string") {
-      throw new SandboxError("invalid_argument", `runCode takes the code as a string; got ${typeof code}.`, {
-        details: {},
-      });
-    }
+    checkCode(code, language);
     const picked = pick(options);
     const env = this.checkEnv(options.env);
     const what = `${lang === "python" ? "Python" : lang} code`;

@@ -1,6 +1,6 @@
 import type { ExecResult, FileEntry } from "@openrath/core";
 import { SandboxError } from "@openrath/core";
-import { confinePath, decodeTextFile, outside } from "@openrath/core/backend";
+import { checkWriteData, confinePath, decodeTextFile, outside } from "@openrath/core/backend";
 import type { RunOptions } from "./commands.js";
 import { remoteFailure } from "./errors.js";
 import type { ExecdStack } from "./sdk.js";
@@ -58,13 +58,7 @@ export class RemoteFiles {
   }
 
   async writeFile(path: string, data: string | Uint8Array): Promise<{ readonly bytesWritten: number }> {
-    if (typeof data !== "string" && !(data instanceof Uint8Array)) {
-      throw new SandboxError(
-        "invalid_argument",
-        `writeFile takes a string or a Uint8Array; got ${data === null ? "null" : typeof data}.`,
-        { details: { path } },
-      );
-    }
+    checkWriteData(data, path);
     const rel = confinePath(path, this.p.workspace);
     if (rel === ".") throw notAFile(path, "the workspace root is a directory");
     const target = await this.resolve(rel, path);
