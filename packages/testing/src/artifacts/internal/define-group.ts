@@ -1,5 +1,6 @@
 import type { ArtifactStoreV1 } from "@openrath/runtime-durable";
 import { describeGroup, type GroupBase } from "../../internal/describe-group.js";
+import { storeOpeners } from "../../internal/store-openers.js";
 import type { ArtifactSuiteContext, ArtifactTamper } from "../suite-context.js";
 
 /** What a group's body uses to register tests and open stores. */
@@ -26,15 +27,11 @@ export function defineGroup(
   describeGroup<ArtifactStoreV1>(context, title, "store", (base) =>
     body({
       ...base,
-      open: async () => base.track(await context.create()),
-      async reopen(claim) {
-        if (context.reopen === undefined) {
-          throw new Error(
-            `capabilities.${claim} is true but describeArtifactConformance got no reopen option. Pass reopen: () => Promise<ArtifactStoreV1> opening a second handle to the store the latest create() made, or set ${claim} to false.`,
-          );
-        }
-        return base.track(await context.reopen());
-      },
+      ...storeOpeners(base, context, {
+        suite: "describeArtifactConformance",
+        type: "ArtifactStoreV1",
+        handle: "a second handle to the store",
+      }),
       tampering(testTitle, fn, timeoutMs) {
         const tamper = context.tamper;
         if (tamper === undefined) {

@@ -1,5 +1,6 @@
 import type { MemoryV1 } from "@openrath/core";
 import { describeGroup, type GroupBase } from "../../internal/describe-group.js";
+import { storeOpeners } from "../../internal/store-openers.js";
 import type { MemorySuiteContext } from "../suite-context.js";
 
 /** What a group's body uses to register tests and open stores. */
@@ -24,15 +25,11 @@ export function defineGroup(
   describeGroup<MemoryV1>(context, title, "store", (base) =>
     body({
       ...base,
-      open: async () => base.track(await context.create()),
-      async reopen(claim) {
-        if (context.reopen === undefined) {
-          throw new Error(
-            `capabilities.${claim} is true but describeMemoryConformance got no reopen option. Pass reopen: () => Promise<MemoryV1> opening the store the latest create() made, or set ${claim} to false.`,
-          );
-        }
-        return base.track(await context.reopen());
-      },
+      ...storeOpeners(base, context, {
+        suite: "describeMemoryConformance",
+        type: "MemoryV1",
+        handle: "the store",
+      }),
     }),
   );
 }
