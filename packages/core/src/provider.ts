@@ -1,7 +1,7 @@
 import type { CallPosition } from "./call-position.js";
 import type { Message, ReasoningItem, ToolCall } from "./chunk.js";
 import { OpenRathError, type OpenRathErrorOptions } from "./errors.js";
-import { AbortableReader, raceAbort, racesOn } from "./internal/abort.js";
+import { AbortableReader, linkedController, raceAbort, racesOn } from "./internal/abort.js";
 import { AsyncQueue } from "./internal/async-queue.js";
 import type { JsonObject } from "./json.js";
 import type { Usage } from "./usage.js";
@@ -317,18 +317,14 @@ export async function* streamProvider(
   options: Omit<RetryOptions, "onDelta"> = {},
 ): AsyncGenerator<ProviderDelta> {
   // A consumer that stops reading ends the call too.
-  const controller = new AbortController();
-  const outer = options.signal;
-  const forward = () => controller.abort(outer?.reason);
-  if (outer?.aborted) forward();
-  else outer?.addEventListener("abort", forward, { once: true });
+  const { controller, unlink } = linkedController(options.signal);
   const queue = new AsyncQueue<ProviderDelta>(() => controller.abort());
   callProvider(provider, request, {
     ...options,
     signal: controller.signal,
     onDelta: (delta) => queue.push(delta),
   })
-    .finally(() => outer?.removeEventListener("abort", forward))
+    .finally(unlink)
     .then(
       (response) => {
         queue.push({ type: "response", response });

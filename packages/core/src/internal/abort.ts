@@ -54,6 +54,22 @@ export function racesOn(signal: AbortSignal | undefined): signal is AbortSignal 
 }
 
 /**
+ * A controller of the caller's own that also fires when `outer` does (with its reason): work that
+ * stops on either side, such as a stream its consumer may leave. `unlink` drops the listener on
+ * `outer` once the work is over.
+ */
+export function linkedController(outer: AbortSignal | undefined): {
+  readonly controller: AbortController;
+  unlink(): void;
+} {
+  const controller = new AbortController();
+  const forward = () => controller.abort(outer?.reason);
+  if (outer?.aborted) forward();
+  else outer?.addEventListener("abort", forward, { once: true });
+  return { controller, unlink: () => outer?.removeEventListener("abort", forward) };
+}
+
+/**
  * `promise`, or a rejection with `onAbort()` as soon as `signal` fires, whichever comes first: an
  * abort returns promptly even when the work behind `promise` ignores the signal. Without a signal,
  * `promise` itself.

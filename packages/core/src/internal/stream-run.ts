@@ -1,7 +1,7 @@
 import type { RunEvent, RunOptions } from "../agent-options.js";
 import { OpenRathError } from "../errors.js";
 import type { Session } from "../session.js";
-import { unracedSignal } from "./abort.js";
+import { linkedController, unracedSignal } from "./abort.js";
 import { AsyncQueue } from "./async-queue.js";
 
 /**
@@ -15,14 +15,10 @@ export function streamRun<E extends RunEvent>(
   start: (options: RunOptions) => Promise<Session>,
   keep?: (event: RunEvent) => event is E,
 ): AsyncIterable<E> {
-  const controller = new AbortController();
-  const outer = options.signal;
-  const forward = () => controller.abort(outer?.reason);
-  if (outer?.aborted) forward();
-  else outer?.addEventListener("abort", forward, { once: true });
+  const { controller, unlink } = linkedController(options.signal);
   // Without the caller's signal only the consumer leaving fires ours, and then nobody waits:
   // calls in flight get the abort but are not raced, and the run stops before its next call.
-  if (!outer) unracedSignal(controller.signal);
+  if (!options.signal) unracedSignal(controller.signal);
   const queue = new AsyncQueue<E>(() =>
     controller.abort(new OpenRathError("aborted", "The stream's consumer stopped reading.")),
   );
@@ -33,12 +29,12 @@ export function streamRun<E extends RunEvent>(
   };
   start({ ...options, signal: controller.signal, onEvent }).then(
     (out) => {
-      outer?.removeEventListener("abort", forward);
+      unlink();
       queue.push({ type: "session", session: out } as E);
       queue.end();
     },
     (error) => {
-      outer?.removeEventListener("abort", forward);
+      unlink();
       queue.fail(error);
     },
   );
