@@ -67,25 +67,11 @@ const SERVICES = {
   async docker() {
     if (!dockerAnswers()) {
       if (!have("dockerd")) aptInstall("docker.io");
-      const log = join(tmpdir(), "openrath-dockerd.log");
-      const out = openSync(log, "a");
-      const child = spawn("dockerd", ["--bridge=none", "--iptables=false"], {
-        detached: true,
-        stdio: ["ignore", out, out],
+      await startDetached("dockerd", "dockerd", ["--bridge=none", "--iptables=false"], {
+        log: join(tmpdir(), "openrath-dockerd.log"),
+        answers: dockerAnswers,
+        intervalMs: 500,
       });
-      closeSync(out);
-      let exited = "";
-      child.on("error", (error) => (exited = error.message));
-      child.on("exit", (code, signal) => (exited = `dockerd exited (${code ?? signal})`));
-      child.unref();
-      const deadline = Date.now() + 30_000;
-      while (!dockerAnswers()) {
-        // A daemon that exits at once (another one holds the pid file, a bad flag) is reported
-        // with its log instead of waiting out the deadline.
-        if (exited && !dockerAnswers()) throw new Error(`${exited}; see ${log}`);
-        if (Date.now() > deadline) throw new Error(`dockerd did not answer within 30 s; see ${log}`);
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
     }
     if (spawnSync("docker", ["image", "inspect", DOCKER_TEST_IMAGE], { stdio: "ignore" }).status !== 0) {
       importBusyboxImage();
@@ -112,30 +98,20 @@ const SERVICES = {
    */
   async s3({ root }) {
     const state = join(tmpdir(), "openrath-s3rver.json");
-    if (existsSync(state)) {
-      const known = JSON.parse(readFileSync(state, "utf8"));
-      if (await s3Answers(known.port)) return s3Env(known.port);
-    }
+    const known = await reusable(state, (k) => s3Answers(k.port));
+    if (known) return s3Env(known.port);
     const launcher = join(root, "packages", "artifacts-s3", "src", "testing", "serve-s3rver.mjs");
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), "openrath-s3rver-data-"));
-    const log = join(tmpdir(), "openrath-s3rver.log");
-    const out = openSync(log, "a");
-    const child = spawn(process.execPath, [launcher, "--dir", dir, "--port", String(port)], {
-      detached: true,
-      stdio: ["ignore", out, out],
-    });
-    closeSync(out);
-    let exited = "";
-    child.on("error", (error) => (exited = error.message));
-    child.on("exit", (code, signal) => (exited = `s3rver exited (${code ?? signal})`));
-    child.unref();
-    const deadline = Date.now() + 30_000;
-    while (!(await s3Answers(port))) {
-      if (exited) throw new Error(`${exited}; see ${log}`);
-      if (Date.now() > deadline) throw new Error(`s3rver did not answer within 30 s; see ${log}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    const child = await startDetached(
+      "s3rver",
+      process.execPath,
+      [launcher, "--dir", dir, "--port", String(port)],
+      {
+        log: join(tmpdir(), "openrath-s3rver.log"),
+        answers: () => s3Answers(port),
+      },
+    );
     writeFileSync(state, JSON.stringify({ port, pid: child.pid, dir }));
     return s3Env(port);
   },
@@ -147,10 +123,8 @@ const SERVICES = {
    */
   async postgres() {
     const state = join(tmpdir(), "openrath-postgres.json");
-    if (existsSync(state)) {
-      const known = JSON.parse(readFileSync(state, "utf8"));
-      if (postgresAnswers(known)) return postgresEnv(known);
-    }
+    const reused = await reusable(state, postgresAnswers);
+    if (reused) return postgresEnv(reused);
     const bin = postgresBin();
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), "openrath-postgres-"));
@@ -188,25 +162,13 @@ const SERVICES = {
       "-c",
       "max_connections=300",
     ];
-    const child = spawn(
+    const known = { port, dir, bin };
+    await startDetached(
+      "postgres",
       asPostgres[0] ?? args[0],
       [...asPostgres.slice(1), ...(asPostgres.length > 0 ? args : args.slice(1))],
-      {
-        detached: true,
-        stdio: ["ignore", openSync(log, "a"), openSync(log, "a")],
-      },
+      { log, answers: () => postgresAnswers(known) },
     );
-    let exited = "";
-    child.on("error", (error) => (exited = error.message));
-    child.on("exit", (code, signal) => (exited = `postgres exited (${code ?? signal})`));
-    child.unref();
-    const known = { port, dir, bin };
-    const deadline = Date.now() + 30_000;
-    while (!postgresAnswers(known)) {
-      if (exited) throw new Error(`${exited}; see ${log}`);
-      if (Date.now() > deadline) throw new Error(`postgres did not answer within 30 s; see ${log}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
     writeFileSync(state, JSON.stringify(known));
     return postgresEnv(known);
   },
@@ -218,35 +180,53 @@ const SERVICES = {
    */
   async redis() {
     const state = join(tmpdir(), "openrath-redis.json");
-    if (existsSync(state)) {
-      const known = JSON.parse(readFileSync(state, "utf8"));
-      if (await redisAnswers(known.port)) return redisEnv(known.port);
-    }
+    const known = await reusable(state, (k) => redisAnswers(k.port));
+    if (known) return redisEnv(known.port);
     if (!have("redis-server")) aptInstall("redis-server");
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), "openrath-redis-"));
-    const log = join(dir, "redis.log");
-    const out = openSync(log, "a");
-    const child = spawn(
+    const child = await startDetached(
+      "redis-server",
       "redis-server",
       ["--bind", "127.0.0.1", "--port", String(port), "--save", "", "--appendonly", "no", "--dir", dir],
-      { detached: true, stdio: ["ignore", out, out] },
+      { log: join(dir, "redis.log"), answers: () => redisAnswers(port), intervalMs: 100 },
     );
-    closeSync(out);
-    let exited = "";
-    child.on("error", (error) => (exited = error.message));
-    child.on("exit", (code, signal) => (exited = `redis-server exited (${code ?? signal})`));
-    child.unref();
-    const deadline = Date.now() + 30_000;
-    while (!(await redisAnswers(port))) {
-      if (exited) throw new Error(`${exited}; see ${log}`);
-      if (Date.now() > deadline) throw new Error(`redis-server did not answer within 30 s; see ${log}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
     writeFileSync(state, JSON.stringify({ port, pid: child.pid, dir }));
     return redisEnv(port);
   },
 };
+
+/**
+ * The state an earlier run wrote to `file` (JSON), when the service it describes still answers;
+ * otherwise `undefined`.
+ */
+async function reusable(file, answers) {
+  if (!existsSync(file)) return undefined;
+  const known = JSON.parse(readFileSync(file, "utf8"));
+  return (await answers(known)) ? known : undefined;
+}
+
+/**
+ * Starts `command` detached (it outlives this process, like a system service) with its output in
+ * `log`, and waits up to 30 s until `answers()` holds. A service that exits at once (a port or pid
+ * file taken, a bad flag) is reported with its log instead of waiting out the deadline.
+ */
+async function startDetached(name, command, args, { log, answers, intervalMs = 200 }) {
+  const out = openSync(log, "a");
+  const child = spawn(command, args, { detached: true, stdio: ["ignore", out, out] });
+  closeSync(out);
+  let exited = "";
+  child.on("error", (error) => (exited = error.message));
+  child.on("exit", (code, signal) => (exited = `${name} exited (${code ?? signal})`));
+  child.unref();
+  const deadline = Date.now() + 30_000;
+  while (!(await answers())) {
+    if (exited) throw new Error(`${exited}; see ${log}`);
+    if (Date.now() > deadline) throw new Error(`${name} did not answer within 30 s; see ${log}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+  return child;
+}
 
 /** The environment that points the signals tests at the Redis on `port`. */
 function redisEnv(port) {
