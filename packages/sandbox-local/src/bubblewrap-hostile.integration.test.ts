@@ -171,8 +171,9 @@ describe.skipIf(!check.available)(`bubblewrap against hostile commands (${check.
       expect(scan.exitCode).toBe(0);
       expect(scan.stdout).not.toContain(marker);
       const count = await isolated.exec("ls -d /proc/[0-9]* | wc -l");
-      // bwrap's init, the supervisor, and this command's unshare, init shell, shell, ls and wc.
-      expect(Number(count.stdout.trim()), count.stdout).toBeLessThan(10);
+      // bwrap's init, the supervisor, two spares (unshare and init shell each), and this command's
+      // unshare, init shell, shell, ls and wc.
+      expect(Number(count.stdout.trim()), count.stdout).toBeLessThan(14);
       const plain = await open("none");
       const control = await plain.exec(
         "for d in /proc/[0-9]*; do tr '\\0' ' ' < $d/cmdline 2>/dev/null; echo; done",
@@ -194,6 +195,54 @@ echo "supervisor=$s"; readlink /proc/$s/fd/1 2>&1; cat /proc/$s/environ 2>&1; ec
     expect(probe.stdout + probe.stderr).toMatch(/Permission denied/);
     expect(probe.stdout).toContain("write-refused");
     expect((await isolated.exec("echo still-fine")).stdout).toBe("still-fine\n");
+  });
+
+  it("cannot reach a spare (the next command's namespace, started ahead) through /proc", async () => {
+    const isolated = await open("bubblewrap");
+    // Leaves a spare for commands with this environment; the probe (another environment) does not take it.
+    await isolated.exec("true", { env: { OPENRATH_SPARE_FOR: "another command" } });
+    // Finds spare inits (no operands yet) and its own init; tries each one's stdin, memory and environment.
+    const probe = await isolated.runCode(
+      `const fs = require("node:fs");
+const argvOf = (pid) => { try { return fs.readFileSync("/proc/" + pid + "/cmdline", "utf8").split("\\0").slice(0, -1); } catch { return []; } };
+const isInit = (argv) => argv[0] === "/bin/sh" && String(argv[2]).includes("read -r openrath_line");
+const ancestors = new Set();
+for (let pid = Number(fs.readlinkSync("/proc/self")); pid > 1; ) {
+  ancestors.add(pid);
+  pid = Number(fs.readFileSync("/proc/" + pid + "/stat", "utf8").replace(/^.*\\) /s, "").split(" ")[1]);
+}
+const attempt = (f) => { try { f(); return "ok"; } catch (e) { return e.code; } };
+const tryAll = (pid) => ({
+  stdin: attempt(() => fs.readlinkSync("/proc/" + pid + "/fd/0")),
+  write: attempt(() => fs.writeFileSync("/proc/" + pid + "/fd/0", "'touch' '/tmp/forged'\\n")),
+  mem: attempt(() => fs.closeSync(fs.openSync("/proc/" + pid + "/mem", "r+"))),
+  environ: attempt(() => fs.readFileSync("/proc/" + pid + "/environ")),
+});
+let spares = [];
+for (let i = 0; i < 250 && spares.length === 0; i++) {
+  spares = fs.readdirSync("/proc").filter((p) => /^\\d+$/.test(p) && !ancestors.has(Number(p))).filter((p) => { const a = argvOf(p); return isInit(a) && a.length === 4; });
+  if (spares.length === 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+}
+const own = [...ancestors].find((pid) => isInit(argvOf(pid)));
+console.log(JSON.stringify({ spares: spares.map(tryAll), own: own === undefined ? null : tryAll(own) }));`,
+      "javascript",
+    );
+    expect(probe.exitCode, probe.stderr).toBe(0);
+    const seen = JSON.parse(probe.stdout) as {
+      spares: Record<string, string>[];
+      own: Record<string, string> | null;
+    };
+    expect(seen.spares.length, "a spare waits after a command").toBeGreaterThan(0);
+    for (const spare of seen.spares) {
+      expect(spare).toEqual({ stdin: "EACCES", write: "EACCES", mem: "EACCES", environ: "EACCES" });
+    }
+    // Control: the same probes reach the command's own init (same user namespace).
+    expect(seen.own?.stdin).toBe("ok");
+    expect(seen.own?.mem).toBe("ok");
+    const next = await isolated.exec("test -e /tmp/forged && echo forged; echo next", {
+      env: { OPENRATH_SPARE_FOR: "another command" },
+    });
+    expect(next.stdout).toBe("next\n");
   });
 
   it("holds no capability and cannot create a device or mount anything", async () => {

@@ -64,8 +64,9 @@ const STDERR_KEEP = 4096;
  * The host side of one bubblewrap sandbox: a long-lived namespace with a supervisor in it (see
  * `supervisor.ts`) that starts every command in a PID namespace of its own. One namespace per
  * sandbox instead of one per command makes a warm exec cost one `unshare` instead of a whole
- * bubblewrap setup, with the same isolation: the sandbox's mounts, network and user namespace are
- * shared by its commands (as a container's are), while no command can outlive its kill.
+ * bubblewrap setup (and, with the supervisor's spares, not even that on its path), with the same
+ * isolation: the sandbox's mounts, network and user namespace are shared by its commands (as a
+ * container's are), while no command can outlive its kill.
  */
 export class Namespace {
   private nextId = 1;

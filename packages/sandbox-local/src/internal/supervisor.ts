@@ -5,13 +5,20 @@
  *
  *   unshare --user --map-current-user --pid --fork --kill-child -- /bin/sh -c INIT sh <argv...>
  *
- * so each command lives in a PID namespace of its own, nested in the sandbox's: killing the
- * `unshare` process kills its namespace's init (`--kill-child`), and with it every process of the
- * command, whatever it did (setsid, a cleared environment, SIGTERM ignored). A command cannot see
- * or signal the supervisor, which lives in the parent namespace. INIT is a small shell that runs
- * the command as its child, so the command is not PID 1 (which would ignore default signals) and
- * its exit status, 128 + n after a signal, comes back as the shell's. (Standard input goes through
- * fd 3 because a shell gives an asynchronous command `/dev/null` as its stdin otherwise.)
+ * so each command lives in a PID namespace of its own, nested in the sandbox's: a kill sends
+ * SIGKILL to the namespace's init (the one child of `unshare`) and to `unshare` (whose
+ * `--kill-child` covers the supervisor's own death), which takes every process of the command
+ * along, whatever it did (setsid, a cleared environment, SIGTERM ignored). A command cannot see or
+ * signal the supervisor, which lives in the parent namespace. INIT is a small shell that runs the
+ * command as its child, so the command is not PID 1 (which would ignore default signals) and its
+ * exit status, 128 + n after a signal, comes back as the shell's. (Standard input goes through fd
+ * 3 because a shell gives an asynchronous command `/dev/null` as its stdin otherwise.)
+ *
+ * Spares keep that chain off a warm exec's path: when a command ends, the supervisor starts the
+ * next one's namespace (same environment and directory) with no operands, and its INIT waits for
+ * them on its standard input; the next command with that environment and directory only writes
+ * them there. The fork and exec of `unshare`, the namespaces and the first shell then happen
+ * between commands instead of during one.
  *
  * Output is forwarded up to the exec's cap and counted beyond it, so a flood costs the host
  * nothing but the count.
@@ -55,15 +62,35 @@ export interface ExitReport {
   readonly error?: string;
 }
 
-/** The init shell of every command's PID namespace (see the file comment). */
-const INIT = 'exec 3<&0; "$@" <&3 3<&- & wait $!';
+/** Shell variables a spare's init uses; a command whose environment names them gets no spare. */
+const NL = "openrath_nl";
+const LINE = "openrath_line";
 
-/** The supervisor's source; `process.argv[1]` is the `unshare` executable. */
+/**
+ * The init shell of every command's PID namespace (see the file comment). Given no operands it
+ * reads them first, as one line of single-quoted words on its standard input (what a spare
+ * namespace does: it is started before its command is known).
+ */
+const INIT = `if [ $# -eq 0 ]; then ${NL}='
+'; IFS= read -r ${LINE} || exit 0; eval "set -- $${LINE}"; fi
+exec 3<&0; "$@" <&3 3<&- & wait $!`;
+
+/**
+ * Longest operand line a spare reads; longer commands start a namespace of their own with their
+ * operands on its command line (the shell's \`read\` takes one byte per system call).
+ */
+const SPARE_MAX_LINE = 4096;
+
+/** The supervisor's source; \`process.argv[1]\` is the \`unshare\` executable. */
 export const SUPERVISOR_SOURCE = `"use strict";
 const { spawn } = require("node:child_process");
+const { readFileSync, statSync } = require("node:fs");
 const UNSHARE = process.argv[1];
 const INIT = ${JSON.stringify(INIT)};
+const FLAGS = ["--user", "--map-current-user", "--pid", "--fork", "--kill-child", "--", "/bin/sh", "-c", INIT, "sh"];
 const MAX = ${MAX_FRAME_BYTES};
+const SPARE_MAX_LINE = ${SPARE_MAX_LINE};
+const SPARES = 2;
 const runs = new Map();
 let pending = Buffer.alloc(0);
 let blocked = false;
@@ -89,15 +116,67 @@ function forward(run, index, type, chunk) {
   }
   if (chunk.length > room) run.omitted[index] += chunk.length - Math.max(room, 0);
 }
-function start(id, request) {
+// A namespace's init is the one child of its unshare. SIGKILL from this (the parent) namespace
+// reaches it whatever the command did to it, and takes every process of the namespace along, so a
+// kill does not rest on unshare's parent-death signal alone (a process may clear that of its init).
+function kill(child) {
+  if (child.pid !== undefined) {
+    let children = "";
+    try { children = readFileSync("/proc/" + child.pid + "/task/" + child.pid + "/children", "utf8"); } catch {}
+    for (const pid of children.split(" ")) {
+      if (/^[0-9]+$/.test(pid)) try { process.kill(Number(pid), "SIGKILL"); } catch {}
+    }
+  }
+  child.kill("SIGKILL");
+}
+function directory(cwd) {
+  try { const s = statSync(cwd); return s.dev + ":" + s.ino; } catch { return undefined; }
+}
+// Spares: namespaces started ahead for the next commands, with the environment and directory of
+// recent ones (at most SPARES, the least recently used dropped), their init waiting for the
+// command's operands on its standard input. Only this process can reach them (a command's user
+// namespace has no rights over a sibling's).
+const spares = new Map();
+function prepare(cwd, env, key) {
+  if (spares.has(key) || Object.hasOwn(env, ${JSON.stringify(NL)}) || Object.hasOwn(env, ${JSON.stringify(LINE)})) return;
+  const dir = directory(cwd);
+  if (dir === undefined) return;
   let child;
-  try {
-    child = spawn(UNSHARE, ["--user", "--map-current-user", "--pid", "--fork", "--kill-child", "--", "/bin/sh", "-c", INIT, "sh", ...request.argv], {
-      cwd: request.cwd, env: request.env, stdio: ["pipe", "pipe", "pipe"],
-    });
-  } catch (error) {
-    send(13, id, { code: null, signal: null, omitted: [0, 0], error: String(error && error.message) });
-    return;
+  try { child = spawn(UNSHARE, FLAGS, { cwd, env, stdio: ["pipe", "pipe", "pipe"] }); } catch { return; }
+  const entry = { child, dir };
+  child.on("error", () => {});
+  child.stdin.on("error", () => {});
+  child.once("exit", () => { if (spares.get(key) === entry) spares.delete(key); });
+  spares.set(key, entry);
+  if (spares.size > SPARES) {
+    const [oldest, old] = spares.entries().next().value;
+    spares.delete(oldest);
+    kill(old.child);
+  }
+}
+function quote(word) {
+  return "'" + word.replace(/'/g, "'\\\\''").replace(/\\n/g, "'\\"$${NL}\\"'") + "'";
+}
+function take(request, key) {
+  const entry = spares.get(key);
+  if (!entry || entry.child.exitCode !== null || entry.child.signalCode !== null) return undefined;
+  const line = request.argv.map(quote).join(" ");
+  if (line.length > SPARE_MAX_LINE) return undefined;
+  spares.delete(key);
+  if (directory(request.cwd) !== entry.dir) { kill(entry.child); return undefined; }
+  entry.child.stdin.write(line + "\\n");
+  return entry.child;
+}
+function start(id, request) {
+  const key = request.cwd + "\\0" + JSON.stringify(request.env);
+  let child = take(request, key);
+  if (!child) {
+    try {
+      child = spawn(UNSHARE, [...FLAGS, ...request.argv], { cwd: request.cwd, env: request.env, stdio: ["pipe", "pipe", "pipe"] });
+    } catch (error) {
+      send(13, id, { code: null, signal: null, omitted: [0, 0], error: String(error && error.message) });
+      return;
+    }
   }
   const run = { id, child, max: request.maxBytes, sent: [0, 0], omitted: [0, 0], done: false };
   runs.set(id, run);
@@ -111,6 +190,7 @@ function start(id, request) {
     run.done = true;
     runs.delete(id);
     send(13, id, { code, signal, omitted: run.omitted, ...(error ? { error } : {}) });
+    if (!error) prepare(request.cwd, request.env, key);
   };
   child.on("error", (error) => { if (child.pid === undefined) finish(null, null, String(error.message)); });
   child.on("close", (code, signal) => finish(code, signal));
@@ -121,7 +201,7 @@ function handle(type, id, payload) {
   if (!run) return;
   if (type === 2) run.child.stdin.write(payload);
   else if (type === 3) run.child.stdin.end();
-  else if (type === 4) run.child.kill("SIGKILL");
+  else if (type === 4) kill(run.child);
 }
 process.stdin.on("data", (chunk) => {
   pending = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
@@ -137,7 +217,8 @@ process.stdin.on("data", (chunk) => {
   }
 });
 process.stdin.on("end", () => {
-  for (const run of runs.values()) run.child.kill("SIGKILL");
+  for (const run of runs.values()) kill(run.child);
+  for (const entry of spares.values()) kill(entry.child);
   process.exit(0);
 });
 send(10, 0, { pid: process.pid });
