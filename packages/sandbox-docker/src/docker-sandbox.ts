@@ -462,6 +462,7 @@ async function openContainer(
     const { uid, gid, realWorkspace } = setup;
     return new ContainerSandbox({
       endpoint,
+      docker,
       container,
       spec,
       realWorkspace,

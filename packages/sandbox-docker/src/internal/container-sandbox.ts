@@ -22,6 +22,7 @@ import {
 import type Dockerode from "dockerode";
 import { type PackEntry, packEntries, readSingleFile } from "./archive.js";
 import { type DockerEndpoint, isConnectionError, messageOf, statusOf, unavailable } from "./docker-client.js";
+import { ExecExits, type ExpectedExit } from "./exec-exits.js";
 import { untrackContainer } from "./exit-cleanup.js";
 import { FrameDemuxer } from "./frame-demuxer.js";
 import { LANGUAGES } from "./languages.js";
@@ -32,6 +33,8 @@ import { type ResolvedPath, statPath } from "./stat-path.js";
 /** Everything a {@link ContainerSandbox} needs from `open`. */
 export interface ContainerSandboxInit {
   readonly endpoint: DockerEndpoint;
+  /** The client the container came from (for its event stream). */
+  readonly docker: Dockerode;
   readonly container: Dockerode.Container;
   readonly spec: ParsedSpec;
   /** The workspace with symlinks resolved, for confinement checks. */
@@ -100,6 +103,8 @@ export class ContainerSandbox implements SandboxV1 {
   private closing: Promise<void> | undefined;
   /** The next command's own group id (see `KILL_GROUP_BASE`). */
   private nextGroup = 0;
+  /** Exit codes from the daemon's events, so a finished exec needs no inspect. */
+  private readonly exits: ExecExits;
 
   constructor(init: ContainerSandboxInit) {
     this.endpoint = init.endpoint;
@@ -111,6 +116,7 @@ export class ContainerSandbox implements SandboxV1 {
     this.uid = init.uid;
     this.gid = init.gid;
     this.languages = init.languages;
+    this.exits = new ExecExits(init.docker, init.container.id);
   }
 
   async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
@@ -346,6 +352,7 @@ export class ContainerSandbox implements SandboxV1 {
    */
   close(): Promise<void> {
     this.closed = true;
+    this.exits.close();
     this.closing ??= (async () => {
       try {
         await this.container.remove({ force: true, v: true });
@@ -534,6 +541,7 @@ export class ContainerSandbox implements SandboxV1 {
 
     let exec: Dockerode.Exec;
     let stream: Duplex;
+    let exit: ExpectedExit;
     try {
       exec = await this.container.exec({
         Cmd: [...argv],
@@ -545,6 +553,7 @@ export class ContainerSandbox implements SandboxV1 {
         Tty: false,
         ...(user === undefined ? {} : { User: user }),
       });
+      exit = await this.exits.expect(exec.id);
       stream = (await exec.start({
         hijack: true,
         stdin: stdin !== undefined,
@@ -589,7 +598,7 @@ export class ContainerSandbox implements SandboxV1 {
         else signal.addEventListener("abort", onAbort, { once: true });
       }
     });
-    const finished = ended.then(() => this.exitCode(exec));
+    const finished = ended.then(() => this.exits.exitCode(exit, (answered) => this.exitCode(exec, answered)));
     finished.catch(() => undefined);
     try {
       const outcome = await Promise.race([finished, stop]);
@@ -639,9 +648,13 @@ export class ContainerSandbox implements SandboxV1 {
     });
   }
 
-  /** The exit code of a finished exec; the stream can end a moment before Docker records the exit. */
-  private async exitCode(exec: Dockerode.Exec): Promise<number> {
+  /**
+   * The exit code of a finished exec by inspecting it; the stream can end a while before Docker
+   * records the exit. Gives up (with -1) once `answered` says the exit is known otherwise.
+   */
+  private async exitCode(exec: Dockerode.Exec, answered: () => boolean): Promise<number> {
     for (let attempt = 0; ; attempt++) {
+      if (answered()) return -1;
       const info = await exec.inspect();
       if (!info.Running && typeof info.ExitCode === "number") return info.ExitCode;
       if (attempt > 400) {
