@@ -183,9 +183,9 @@ for (const backend of backends) {
         `the heap grew by ${(growth / MB).toFixed(1)} MB while a 50 MB result was checkpointed`,
       ).toBeLessThan(8 * MB);
       const rows = await db.query<{ longest: number; total: number }>(
-        `select max(length(body))::int as longest, sum(length(body))::int as total from ${schema}.chunks`,
+        `select max(octet_length(body))::int as longest, sum(octet_length(body))::int as total from ${schema}.checkpoints`,
       );
-      expect(rows.rows[0]!.longest, "a chunk row holds the large content").toBeLessThan(2000);
+      expect(rows.rows[0]!.longest, "a checkpoint row holds the large content").toBeLessThan(2000);
       expect((await artifacts.stat("acme", TOOL_DIGEST))?.size).toBe(TOOL_OUTPUT.length);
 
       const session = await runtime.session(runId);

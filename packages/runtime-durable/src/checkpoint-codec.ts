@@ -2,8 +2,21 @@ import { type Chunk, type LineageNodeJSON, Session, type SessionJSON } from "@op
 import type { CheckpointWrite, ChunkOp, MaterializedCheckpoint } from "./contract/records.js";
 import { DurableError } from "./errors.js";
 
-/** Longest base chain: a checkpoint this deep is followed by one with a full chunk list. */
+/**
+ * Longest base chain over a store that does not report {@link CheckpointBase.chainChunks}: a
+ * checkpoint this deep is followed by one with a full chunk list.
+ */
 export const MAX_CHAIN_DEPTH = 256;
+
+/**
+ * A new chain starts (the checkpoint is written whole, its base `null`) when the chunk bodies stored
+ * along the current one would exceed this many times the session's length, plus
+ * {@link CHAIN_SLACK_CHUNKS}: after a compression or a rewrite most of the chain is no longer
+ * listed, and a restore would read it all. An appending session never starts one.
+ */
+export const CHAIN_GROWTH_LIMIT = 4;
+/** See {@link CHAIN_GROWTH_LIMIT}. */
+export const CHAIN_SLACK_CHUNKS = 64;
 
 /**
  * What the next checkpoint is encoded against: the previous checkpoint's id, its chunk ids and
@@ -15,13 +28,24 @@ export interface CheckpointBase {
   readonly depth: number;
   readonly chunkIds: readonly string[];
   readonly lineage: ReadonlyMap<string, string>;
+  /**
+   * Chunk bodies stored along its chain (see `MaterializedCheckpoint.chainChunks`); `undefined`
+   * when the store does not say, and chains are then cut by depth.
+   */
+  readonly chainChunks?: number;
 }
 
 /** The base a materialized checkpoint gives. */
 export function baseOf(checkpoint: MaterializedCheckpoint): CheckpointBase {
   const lineage = new Map<string, string>();
   for (const node of checkpoint.lineage) lineage.set(node.id, JSON.stringify(node));
-  return { id: checkpoint.id, depth: checkpoint.depth, chunkIds: checkpoint.chunkIds, lineage };
+  return {
+    id: checkpoint.id,
+    depth: checkpoint.depth,
+    chunkIds: checkpoint.chunkIds,
+    lineage,
+    ...(checkpoint.chainChunks === undefined ? {} : { chainChunks: checkpoint.chainChunks }),
+  };
 }
 
 /**
@@ -38,8 +62,24 @@ export function encodeCheckpoint(
   fields: { readonly sequence: number; readonly stepId: string | null; readonly nextStep: string | null },
 ): { readonly write: CheckpointWrite; readonly next: (id: number) => CheckpointBase } {
   const json = session.toJSON();
-  // A long chain is cut by a full list, so restoring never reads more than MAX_CHAIN_DEPTH rows.
-  const base = given && given.depth < MAX_CHAIN_DEPTH ? given : null;
+  // Without a count of what the chain stores, a long chain is cut by depth.
+  const usable = given && (given.chainChunks !== undefined || given.depth < MAX_CHAIN_DEPTH) ? given : null;
+  const first = encodeAgainst(json, usable, fields);
+  if (
+    usable?.chainChunks === undefined ||
+    usable.chainChunks + first.write.newChunks.length <=
+      CHAIN_GROWTH_LIMIT * json.chunks.length + CHAIN_SLACK_CHUNKS
+  )
+    return first;
+  // The chain would hold mostly chunks the session no longer lists: start a new one.
+  return encodeAgainst(json, null, fields);
+}
+
+function encodeAgainst(
+  json: SessionJSON,
+  base: CheckpointBase | null,
+  fields: { readonly sequence: number; readonly stepId: string | null; readonly nextStep: string | null },
+): { readonly write: CheckpointWrite; readonly next: (id: number) => CheckpointBase } {
   const depth = base ? base.depth + 1 : 0;
   const baseIndex = new Map<string, number>();
   if (base) for (let i = 0; i < base.chunkIds.length; i++) baseIndex.set(base.chunkIds[i]!, i);
@@ -87,7 +127,22 @@ export function encodeCheckpoint(
     stepId: fields.stepId,
     nextStep: fields.nextStep,
   };
-  return { write, next: (id) => ({ id, depth, chunkIds: ids, lineage: lineageText }) };
+  const chainChunks =
+    base === null
+      ? newChunks.length
+      : base.chainChunks === undefined
+        ? undefined
+        : base.chainChunks + newChunks.length;
+  return {
+    write,
+    next: (id) => ({
+      id,
+      depth,
+      chunkIds: ids,
+      lineage: lineageText,
+      ...(chainChunks === undefined ? {} : { chainChunks }),
+    }),
+  };
 }
 
 /**

@@ -11,6 +11,8 @@ export * from "./artifacts/index.js";
 export {
   applyChunkOps,
   baseOf,
+  CHAIN_GROWTH_LIMIT,
+  CHAIN_SLACK_CHUNKS,
   type CheckpointBase,
   corrupt,
   encodeCheckpoint,

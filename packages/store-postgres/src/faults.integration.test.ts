@@ -235,7 +235,10 @@ describe.skipIf(!postgres.available)(`faults against PostgreSQL (${postgres.reas
     const healthy = await Promise.all(
       Array.from({ length: 5 }, (_, i) => runtime.submit("fine", Session.fromUserMessage(`ok ${i}`))),
     );
-    await log.query(`update ${schema}.checkpoints set lineage = '{not json' where run_id = $1`, [corrupt.id]);
+    await log.query(
+      `update ${schema}.checkpoints set body = '\\x00'::bytea || convert_to('{not json', 'UTF8') where run_id = $1`,
+      [corrupt.id],
+    );
     // The worker of another runtime (another process), so every run's checkpoint is read back from
     // the store instead of being handed over from the submitting runtime's memory.
     const elsewhere = createDurableRuntime({ store: runtime.store });

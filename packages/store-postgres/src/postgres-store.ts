@@ -21,9 +21,10 @@ import { pgliteTransport, pgTransport } from "./signals/transports.js";
 import { referencedArtifacts } from "./store/artifact-references.js";
 import { applyRetention, eraseSession, findSessionHead, loadCheckpoint } from "./store/checkpoints.js";
 import { mapDriverError, type StoreContext, storeContext } from "./store/context.js";
+import { readEvents } from "./store/events.js";
 import { expireInterrupts } from "./store/interrupts.js";
 import { journalStore } from "./store/journal-store.js";
-import { claimRuns, getRun, heartbeat, listRuns, reclaimRuns, submitRun } from "./store/runs.js";
+import { claimRuns, getRun, heartbeat, isUuid, listRuns, reclaimRuns, submitRun } from "./store/runs.js";
 import {
   appendEvent,
   cancelRun,
@@ -231,23 +232,10 @@ class KyselyRunStore implements RunStoreV1 {
 
   readEvents: RunStoreV1["readEvents"] = (runId, options = {}) =>
     this.run(async () => {
+      if (!isUuid(runId)) return [];
       const after = options.after ?? 0;
       const limit = Math.min(Math.max(options.limit ?? 1000, 1), 10_000);
-      const r = await sql<{
-        run_id: string;
-        seq: unknown;
-        type: string;
-        data: string;
-        at: Date;
-      }>`select run_id, seq, type, data, at from ${this.c.t.events}
-        where run_id = ${runId}::uuid and seq > ${after} order by seq limit ${limit}`.execute(this.c.db);
-      return r.rows.map((row) => ({
-        runId: String(row.run_id),
-        seq: Number(row.seq),
-        type: row.type,
-        data: JSON.parse(row.data),
-        at: new Date(row.at).getTime(),
-      }));
+      return readEvents(this.c, runId, after, limit);
     });
 
   setTenantLimit: RunStoreV1["setTenantLimit"] = (tenantId, maxRunning) =>

@@ -357,7 +357,8 @@ describe("durable runtime on PGlite", () => {
     await rt.register(ok);
     const corrupt = await rt.submit("ok", Session.fromUserMessage("will be corrupted"));
     const healthy = await rt.submit("ok", Session.fromUserMessage("healthy"));
-    await sql`update ${sql.table(`rt_${n}.checkpoints`)} set chunk_ops = '[[0, 99]]' where run_id = ${corrupt.id}`.execute(
+    // A chunk list naming 99 chunks of a base it does not have.
+    await sql`update ${sql.table(`rt_${n}.checkpoints`)} set body = '\\x00'::bytea || convert_to('{"s":"x","o":[[0,99]]}', 'UTF8') where run_id = ${corrupt.id}`.execute(
       // biome-ignore lint/suspicious/noExplicitAny: a raw handle on the same embedded database.
       new (await import("kysely")).Kysely<any>({
         dialect: new (await import("./pglite-dialect.js")).PGliteDialect(await db),

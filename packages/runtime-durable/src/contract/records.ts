@@ -148,6 +148,13 @@ export interface MaterializedCheckpoint extends CheckpointRef {
   /** Every lineage node the session's DAG needs (possibly more; `toJSON` walks from the head). */
   readonly lineage: readonly LineageNodeJSON[];
   readonly placement: PlacementJSON | null;
+  /**
+   * How many chunk bodies the checkpoint's base chain stores (its own and its bases', still listed
+   * or not), when the store keeps chunks along chains: the runtime starts a new chain once this
+   * outgrows the session, so a restore never reads much more than the session itself. Absent:
+   * chains are cut by depth ({@link MAX_CHAIN_DEPTH}).
+   */
+  readonly chainChunks?: number;
 }
 
 /** What a worker's writes carry: the run and the fencing token of the lease it holds. */

@@ -1,14 +1,22 @@
 import type { Chunk, LineageNodeJSON } from "@openrath/core";
 import {
-  applyChunkOps,
   corrupt,
   DurableError,
   type MaterializedCheckpoint,
-  type PlacementJSON,
+  offloadedArtifacts,
   type RetentionPolicy,
   type RetentionResult,
 } from "@openrath/runtime-durable";
-import { sql, type Transaction } from "kysely";
+import { type RawBuilder, sql, type Transaction } from "kysely";
+import {
+  type ChainContext,
+  type CheckpointBody,
+  contextOf,
+  decodeBody,
+  encodeBody,
+  needsContext,
+  packOps,
+} from "./checkpoint-body.js";
 import { chunkFromRow } from "./chunk-rows.js";
 import { type StoreContext, toMs } from "./context.js";
 import { isUuid } from "./runs.js";
@@ -16,118 +24,211 @@ import { isUuid } from "./runs.js";
 interface ChainRow {
   id: unknown;
   run_id: string;
-  tenant_id: string;
+  tenant: string;
   seq: unknown;
-  session_id: string;
+  /** `0` for none. */
   base_id: unknown;
-  depth: unknown;
-  chunk_ops: string;
-  lineage: string;
-  placement: string | null;
-  next_step: string | null;
   created_at: unknown;
+  body: Uint8Array;
+  /** `''` for none. */
+  step_id: string;
+  /** `''` for none. */
+  next_step: string;
+}
+
+/** A chain row read: its body and step columns. */
+function bodyOf(row: ChainRow, where: string, base: () => ChainContext | undefined): CheckpointBody {
+  try {
+    const content = decodeBody(row.body, needsContext(row.body) ? base() : undefined);
+    return { ...content, stepId: row.step_id || null, nextStep: row.next_step || null };
+  } catch (cause) {
+    throw corrupt(where, `checkpoint ${String(row.id)} cannot be read (${(cause as Error).message})`, cause);
+  }
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: raw SQL over a Kysely instance or transaction.
 type Db = StoreContext["db"] | Transaction<any>;
 
-function parse(text: string, where: string, what: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (cause) {
-    throw corrupt(where, `its ${what} is not JSON`, cause);
+/**
+ * Applies one stored chunk-op list to the list before it: `[start, count]` copies a range of
+ * `previous`, a string is a chunk id, a number takes that many chunks of the row's own body in
+ * order. An appending list (`[[0, n], …]` over the whole previous list) extends `previous` in place,
+ * so a long chain of appending steps resolves in time linear in the session, not in the chain's
+ * depth times its length.
+ */
+function applyStoredOps(previous: string[], ops: unknown, packed: readonly Chunk[], where: string): string[] {
+  if (!Array.isArray(ops)) throw corrupt(where, "its chunk list is not an array");
+  const length = previous.length;
+  const first = ops[0] as unknown;
+  const appends =
+    length > 0 && Array.isArray(first) && first.length === 2 && first[0] === 0 && first[1] === length;
+  const out = appends ? previous : [];
+  let taken = 0;
+  for (let i = appends ? 1 : 0; i < ops.length; i++) {
+    const op = ops[i] as unknown;
+    if (typeof op === "string") out.push(op);
+    else if (typeof op === "number" && Number.isInteger(op) && op > 0 && taken + op <= packed.length) {
+      for (let k = 0; k < op; k++) out.push(packed[taken++]!.id);
+    } else if (
+      Array.isArray(op) &&
+      op.length === 2 &&
+      Number.isInteger(op[0]) &&
+      Number.isInteger(op[1]) &&
+      op[0] >= 0 &&
+      op[1] > 0 &&
+      op[0] + op[1] <= length
+    ) {
+      for (let k = op[0]; k < op[0] + op[1]; k++) out.push(previous[k]!);
+    } else {
+      throw corrupt(
+        where,
+        `chunk op ${JSON.stringify(op)} is not a chunk id, a count of its ${packed.length} packed chunks or a range of the base's ${length} chunks`,
+      );
+    }
   }
+  if (taken !== packed.length)
+    throw corrupt(where, `its list names ${taken} of the ${packed.length} chunks it packs`);
+  return out;
 }
 
-/** Resolves checkpoint `id` along its base chain into chunk ids, chunks and lineage. */
+/** Which checkpoint to materialize: by id, by run (latest or one sequence), or a session's head. */
+export type CheckpointTarget =
+  | number
+  | { readonly runId: string; readonly sequence?: number }
+  | { readonly tenantId: string; readonly sessionIds: readonly string[] };
+
+function startOf(c: StoreContext, target: CheckpointTarget): RawBuilder<unknown> {
+  if (typeof target === "number") return sql`k.id = ${target}`;
+  if ("runId" in target)
+    return target.sequence === undefined
+      ? sql`k.id = (select checkpoint_id from ${c.t.runs} where id = ${target.runId})`
+      : sql`k.run_id = ${target.runId} and k.seq = ${target.sequence}`;
+  return sql`k.id = (select h.checkpoint_id from ${c.t.heads} h
+      where h.tenant_id = ${target.tenantId} and h.session_id = any(${[...target.sessionIds]}::text[])
+      order by h.checkpoint_id desc limit 1) and r.tenant_id = ${target.tenantId}`;
+}
+
+/**
+ * Resolves a checkpoint along its base chain into chunk ids, chunks and lineage, in one round trip
+ * (rows of the first format, whose chunks live in the `chunks` table, take a second). The chain
+ * only follows bases of the same tenant and ever older ids, so a corrupt base cannot loop or read
+ * another tenant's chunks.
+ *
+ * @returns `undefined` when the target names no checkpoint.
+ * @throws {DurableError} `corrupt_checkpoint` when a row of the chain cannot be resolved.
+ */
 export async function materialize(
   c: StoreContext,
-  target: number | { readonly runId: string; readonly sequence?: number },
+  target: CheckpointTarget,
   db: Db = c.db,
 ): Promise<MaterializedCheckpoint | undefined> {
-  const start =
-    typeof target === "number"
-      ? sql`k.id = ${target}`
-      : target.sequence === undefined
-        ? sql`k.id = (select checkpoint_id from ${c.t.runs} where id = ${target.runId})`
-        : sql`k.run_id = ${target.runId} and k.seq = ${target.sequence}`;
-  // One round trip: the chain, and the chunks its lists name (ids taken from the text by a
-  // pattern, so a malformed row cannot fail the query; anything it misses is fetched after).
-  const result = await sql<{ chain: ChainRow[] | string | null; chunks: [string, string][] | string | null }>`
+  return (await resolveChain(c, target, db))?.checkpoint;
+}
+
+/**
+ * {@link materialize}, with the head row's body (its step ids) beside the checkpoint and, by row
+ * id, the ids of the chunks each row of the chain packs.
+ */
+async function resolveChain(
+  c: StoreContext,
+  target: CheckpointTarget,
+  db: Db,
+): Promise<
+  | {
+      checkpoint: MaterializedCheckpoint;
+      head: CheckpointBody;
+      packed: Map<number, string[]>;
+    }
+  | undefined
+> {
+  const { checkpoints, runs } = c.t;
+  const result = await sql<ChainRow>`
     with recursive chain as (
-      select k.*, 0 as n from ${c.t.checkpoints} k where ${start}
+      select k.id, k.run_id, r.tenant_id as tenant, k.seq, k.base_id, k.created_at, k.body, k.step_id, k.next_step, 0 as n
+      from ${checkpoints} k join ${runs} r on r.id = k.run_id where ${startOf(c, target)}
       union all
-      select p.*, chain.n + 1 from ${c.t.checkpoints} p join chain on p.id = chain.base_id
-    ),
-    named as (
-      select distinct m[1] as id from chain, regexp_matches(chain.chunk_ops, '"([^"]*)"', 'g') as m
+      select p.id, p.run_id, chain.tenant, p.seq, p.base_id, p.created_at, p.body, p.step_id, p.next_step, chain.n + 1
+      from ${checkpoints} p join chain on p.id = chain.base_id and p.id < chain.id
+      join ${runs} pr on pr.id = p.run_id and pr.tenant_id = chain.tenant
     )
-    select
-      (select json_agg(json_build_object('id', id, 'run_id', run_id, 'tenant_id', tenant_id, 'seq', seq, 'session_id', session_id,
-        'base_id', base_id, 'depth', depth, 'chunk_ops', chunk_ops, 'lineage', lineage, 'placement', placement,
-        'next_step', next_step, 'created_at', created_at) order by n desc) from chain) as chain,
-      (select json_agg(json_build_array(k.id, k.body)) from ${c.t.chunks} k
-        where k.tenant_id = (select tenant_id from chain where n = 0) and k.id in (select id from named)) as chunks`.execute(
+    select id, run_id, tenant, seq, base_id, created_at, body, step_id, next_step from chain order by n desc`.execute(
     db,
   );
-  const json = <T>(v: T | string | null): T | null => (typeof v === "string" ? (JSON.parse(v) as T) : v);
-  const chain = { rows: json(result.rows[0]?.chain ?? null) ?? [] };
-  const prefetched = json(result.rows[0]?.chunks ?? null) ?? [];
-  const rows = chain.rows;
-  const head = rows.at(-1);
-  if (!head) {
-    if (typeof target !== "number") return undefined;
-    throw corrupt(`checkpoint ${target}`, "it does not exist");
-  }
-  const id = Number(head.id);
-  const where = `checkpoint ${Number(head.seq)} of run ${head.run_id}`;
-  if (rows[0]!.base_id !== null)
+  const rows = result.rows;
+  const last = rows.at(-1);
+  if (!last) return undefined;
+  const id = Number(last.id);
+  const where = `checkpoint ${Number(last.seq)} of run ${last.run_id}`;
+  if (Number(rows[0]!.base_id) !== 0)
     throw corrupt(where, `its base checkpoint ${String(rows[0]!.base_id)} is missing`);
   let ids: string[] = [];
+  let chainChunks = 0;
+  const bodies = new Map<string, Chunk>();
   const lineage = new Map<string, LineageNodeJSON>();
+  let head: CheckpointBody | undefined;
+  const packed = new Map<number, string[]>();
   for (const row of rows) {
-    ids = applyChunkOps(ids, parse(row.chunk_ops, where, "chunk list"), where);
-    const nodes = parse(row.lineage, where, "lineage");
-    if (!Array.isArray(nodes)) throw corrupt(where, "its lineage is not an array");
-    for (const node of nodes as LineageNodeJSON[]) {
+    const previous = head;
+    head = bodyOf(
+      row,
+      where,
+      () =>
+        previous && contextOf(previous.sessionId, previous.nextStep, ids, (chunkId) => bodies.get(chunkId)),
+    );
+    packed.set(
+      Number(row.id),
+      head.chunks.map((chunk) => chunk.id),
+    );
+    chainChunks += head.chunks.length;
+    for (const chunk of head.chunks) bodies.set(chunk.id, chunk);
+    ids = applyStoredOps(ids, head.ops, head.chunks, where);
+    for (const node of head.lineage) {
       if (typeof node?.id !== "string") throw corrupt(where, "a lineage node has no id");
       lineage.set(node.id, node);
     }
   }
-  const bodies = new Map<string, Chunk>();
-  const add = (rowId: string, body: string) => {
-    try {
-      bodies.set(rowId, chunkFromRow(rowId, body));
-    } catch (cause) {
-      throw corrupt(where, `chunk ${rowId} is not JSON`, cause);
-    }
-  };
-  for (const [rowId, body] of prefetched) add(rowId, body);
+  // Chunks no body of the chain holds are rows of the first format's `chunks` table.
   const missing = [...new Set(ids)].filter((chunkId) => !bodies.has(chunkId));
   if (missing.length > 0) {
     const found = await sql<{ id: string; body: string }>`select id, body from ${c.t.chunks}
-      where tenant_id = ${head.tenant_id} and id = any(${missing}::text[])`.execute(db);
-    for (const row of found.rows) add(row.id, row.body);
+      where tenant_id = ${last.tenant} and id = any(${missing}::text[])`.execute(db);
+    for (const row of found.rows) {
+      try {
+        bodies.set(row.id, chunkFromRow(row.id, row.body));
+      } catch (cause) {
+        throw corrupt(where, `chunk ${row.id} is not JSON`, cause);
+      }
+    }
   }
   const chunks: Chunk[] = ids.map((chunkId) => {
     const chunk = bodies.get(chunkId);
     if (!chunk) throw corrupt(where, `chunk ${chunkId} is missing`);
     return chunk;
   });
-  const placement =
-    head.placement === null ? null : (parse(head.placement, where, "placement") as PlacementJSON);
+  // The next checkpoint encoded against this one compresses against its context (packed rows only:
+  // a first-format chunk is not in the bodies a chain walk sees before it fetches them).
+  if (missing.length === 0)
+    c.contexts.set(
+      id,
+      contextOf(head!.sessionId, head!.nextStep, ids, (k) => bodies.get(k)),
+    );
   return {
-    id,
-    runId: head.run_id,
-    sequence: Number(head.seq),
-    sessionId: head.session_id,
-    nextStep: head.next_step,
-    depth: Number(head.depth),
-    createdAt: toMs(head.created_at) ?? 0,
-    chunkIds: ids,
-    chunks,
-    lineage: [...lineage.values()],
-    placement,
+    head: head!,
+    packed,
+    checkpoint: {
+      id,
+      runId: last.run_id,
+      sequence: Number(last.seq),
+      sessionId: head!.sessionId,
+      nextStep: head!.nextStep,
+      depth: rows.length - 1,
+      createdAt: toMs(last.created_at) ?? 0,
+      chunkIds: ids,
+      chunks,
+      lineage: [...lineage.values()],
+      placement: head!.placement,
+      chainChunks,
+    },
   };
 }
 
@@ -148,18 +249,17 @@ export async function findSessionHead(
   sessionIds: readonly string[],
 ): Promise<MaterializedCheckpoint | undefined> {
   if (sessionIds.length === 0) return undefined;
-  const found = await sql<{ id: unknown }>`select id from ${c.t.checkpoints}
-    where tenant_id = ${tenantId} and session_id = any(${[...sessionIds]}::text[]) order by id desc limit 1`.execute(
-    c.db,
-  );
-  const id = found.rows[0]?.id;
-  return id === undefined ? undefined : materialize(c, Number(id));
+  return materialize(c, { tenantId, sessionIds });
 }
 
-function stringOps(text: string): string[] {
+/**
+ * The chunk ids a plain-JSON body names by id: for a row copied from the first format, the chunks
+ * it keeps in the `chunks` table (any other row's are packed; naming them too is only cautious).
+ */
+function firstFormatIds(body: Uint8Array): string[] {
+  if (body[0] !== 0) return [];
   try {
-    const ops = JSON.parse(text) as unknown[];
-    return Array.isArray(ops) ? (ops.filter((op) => typeof op === "string") as string[]) : [];
+    return decodeBody(body).ops.filter((op): op is string => typeof op === "string");
   } catch {
     return [];
   }
@@ -167,9 +267,13 @@ function stringOps(text: string): string[] {
 
 /**
  * Deletes checkpoints `doomed` (and, when `runIds` is given, those runs) in one transaction:
- * first every other checkpoint whose base is doomed is rewritten as a full list (so no kept
- * checkpoint loses its chain), then the rows go, then the chunks only they introduced and no
- * kept checkpoint of the tenant lists.
+ * first every other checkpoint whose base is doomed is rewritten whole (its chunks packed in its
+ * own row, no base), so no kept checkpoint loses its chain; the `run.checkpoint` events of doomed
+ * rows of kept runs move into `run_events`, so the event log stays gap-free; then the rows go, and
+ * the first format's chunk rows only they named and no kept checkpoint of the tenant lists.
+ *
+ * `chunksDeleted` counts the chunk bodies no longer stored anywhere: those of the deleted rows,
+ * less what the rewritten checkpoints now hold.
  */
 async function deleteCheckpoints(
   c: StoreContext,
@@ -177,48 +281,91 @@ async function deleteCheckpoints(
   doomed: readonly number[],
   runIds: readonly string[],
 ): Promise<RetentionResult> {
+  const { checkpoints, runs, events, heads } = c.t;
   return c.db.transaction().execute(async (tx) => {
     if (doomed.length === 0 && runIds.length === 0)
       return { runsDeleted: 0, checkpointsDeleted: 0, chunksDeleted: 0 };
-    const dependents = await sql<{ id: unknown }>`select id from ${c.t.checkpoints}
-      where base_id = any(${doomed.map(String)}::bigint[]) and not (id = any(${doomed.map(String)}::bigint[])) for update`.execute(
+    const doomedIds = doomed.map(String);
+    const dependents = await sql<{ id: unknown }>`select id from ${checkpoints}
+      where base_id = any(${doomedIds}::bigint[]) and not (id = any(${doomedIds}::bigint[])) order by id for update`.execute(
       tx,
     );
+    const kept = new Set<string>();
     for (const row of dependents.rows) {
       const full = (await materialize(c, Number(row.id), tx))!;
-      await sql`update ${c.t.checkpoints} set base_id = null, depth = 0, chunk_ops = ${JSON.stringify(full.chunkIds)},
-        lineage = ${JSON.stringify(full.lineage)} where id = ${full.id}`.execute(tx);
+      for (const chunkId of full.chunkIds) kept.add(chunkId);
+      const { ops, packed } = packOps(full.chunkIds, full.chunks);
+      const body = encodeBody({
+        sessionId: full.sessionId,
+        ops,
+        chunks: packed,
+        lineage: full.lineage,
+        placement: full.placement,
+      });
+      await sql`update ${checkpoints} set base_id = 0, body = ${body} where id = ${full.id}`.execute(tx);
+      // It now packs stubs its doomed base held: it names their artifacts itself.
+      const refs = packed.flatMap((chunk) => offloadedArtifacts(chunk));
+      if (refs.length > 0)
+        await sql`insert into ${c.t.artifacts} (checkpoint_id, tenant_id, digest)
+          select ${full.id}, a.tenant, a.digest
+          from unnest(${refs.map((r) => r.tenant)}::text[], ${refs.map((r) => r.digest)}::text[]) as a(tenant, digest)
+          on conflict do nothing`.execute(tx);
     }
+    // What the doomed rows pack (their bodies read along their chains, newest first, each chain once).
+    const packedGone = new Map<number, string[]>();
+    for (const id of [...doomed].sort((a, b) => b - a)) {
+      if (packedGone.has(id)) continue;
+      const resolved = await resolveChain(c, id, tx).catch(() => undefined);
+      for (const [rowId, ids] of resolved?.packed ?? []) packedGone.set(rowId, ids);
+    }
+    // The run.checkpoint events doomed rows stand for move into run_events (unless their run goes too).
+    await sql`insert into ${events} (run_id, seq, type, data, at)
+      select k.run_id, k.event_seq, 'run.checkpoint', ${checkpointEventData(sql`k`)}, k.created_at from ${checkpoints} k
+      where k.id = any(${doomedIds}::bigint[]) and k.event_seq > 0 and not (k.run_id = any(${[...runIds]}::uuid[]))
+      on conflict do nothing`.execute(tx);
     const gone = await sql<{
-      chunk_ops: string;
-    }>`delete from ${c.t.checkpoints} where id = any(${doomed.map(String)}::bigint[]) returning chunk_ops`.execute(
-      tx,
-    );
+      id: unknown;
+      body: Uint8Array;
+    }>`delete from ${checkpoints} where id = any(${doomedIds}::bigint[]) returning id, body`.execute(tx);
+    await sql`delete from ${heads} where checkpoint_id = any(${doomedIds}::bigint[])`.execute(tx);
     const candidates = new Set<string>();
-    for (const row of gone.rows) for (const id of stringOps(row.chunk_ops)) candidates.add(id);
+    let chunksGone = 0;
+    for (const row of gone.rows) {
+      for (const chunkId of packedGone.get(Number(row.id)) ?? []) if (!kept.has(chunkId)) chunksGone++;
+      for (const chunkId of firstFormatIds(row.body)) candidates.add(chunkId);
+    }
     let runsDeleted = 0;
     if (runIds.length > 0) {
-      const deleted = await sql`delete from ${c.t.runs} where id = any(${[...runIds]}::uuid[])`.execute(tx);
+      const deleted = await sql`delete from ${runs} where id = any(${[...runIds]}::uuid[])`.execute(tx);
       runsDeleted = Number(deleted.numAffectedRows ?? 0);
     }
-    let chunksDeleted = 0;
+    let chunksDeleted = chunksGone;
     if (candidates.size > 0) {
       // Every kept checkpoint's chunks are listed by it or by a checkpoint in its chain, and chains
       // are whole (dependents were just rewritten), so a chunk no kept list names is unreferenced.
-      const kept = await sql<{
-        chunk_ops: string;
-      }>`select chunk_ops from ${c.t.checkpoints} where tenant_id = ${tenantId}`.execute(tx);
-      for (const row of kept.rows) for (const id of stringOps(row.chunk_ops)) candidates.delete(id);
+      const remaining = await sql<{
+        body: Uint8Array;
+      }>`select k.body from ${checkpoints} k join ${runs} r on r.id = k.run_id
+        where r.tenant_id = ${tenantId} and get_byte(k.body, 0) = 0`.execute(tx);
+      for (const row of remaining.rows) for (const id of firstFormatIds(row.body)) candidates.delete(id);
       if (candidates.size > 0) {
         const deleted =
           await sql`delete from ${c.t.chunks} where tenant_id = ${tenantId} and id = any(${[...candidates]}::text[])`.execute(
             tx,
           );
-        chunksDeleted = Number(deleted.numAffectedRows ?? 0);
+        chunksDeleted += Number(deleted.numAffectedRows ?? 0);
       }
     }
     return { runsDeleted, checkpointsDeleted: gone.rows.length, chunksDeleted };
   });
+}
+
+/**
+ * The data of the `run.checkpoint` event a checkpoint row stands for (`k` is the row): the
+ * sequence, the step that completed and the next one.
+ */
+export function checkpointEventData(k: RawBuilder<unknown>): RawBuilder<string> {
+  return sql<string>`json_build_object('sequence', ${k}.seq, 'stepId', nullif(${k}.step_id, ''), 'nextStep', nullif(${k}.next_step, ''))::text`;
 }
 
 function add(a: RetentionResult, b: RetentionResult): RetentionResult {
@@ -261,7 +408,7 @@ export async function applyRetention(
       const old = await sql<{
         id: unknown;
         tenant_id: string;
-      }>`select k.id, k.tenant_id from ${c.t.checkpoints} k join ${c.t.runs} r on r.id = k.run_id
+      }>`select k.id, r.tenant_id from ${c.t.checkpoints} k join ${c.t.runs} r on r.id = k.run_id
         where r.workflow = ${policy.workflow} and r.status in ('succeeded', 'failed', 'cancelled', 'timed_out')
         and k.seq <= r.checkpoint_seq - ${keep}`.execute(c.db);
       const byTenant = new Map<string, number[]>();

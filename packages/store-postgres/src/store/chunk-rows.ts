@@ -1,43 +1,92 @@
 import type { Chunk } from "@openrath/core";
-import type { CheckpointWrite } from "@openrath/runtime-durable";
-import { sql } from "kysely";
+import { type CheckpointWrite, offloadedArtifacts } from "@openrath/runtime-durable";
+import { type RawBuilder, sql } from "kysely";
+import { type ChainContext, contextAfter, encodeBody, packOps } from "./checkpoint-body.js";
+import type { StoreContext } from "./context.js";
 
-/**
- * The parameters that insert a checkpoint's new chunks: ids and bodies as two arrays for
- * `unnest`. The body is the chunk's JSON without its id (the key column holds it).
- */
-export function chunkArrays(write: CheckpointWrite): { ids: string[]; bodies: string[] } {
-  const ids: string[] = [];
-  const bodies: string[] = [];
-  for (const chunk of write.newChunks) {
-    ids.push(chunk.id);
-    const { id: _id, ...rest } = chunk as Chunk & Record<string, unknown>;
-    bodies.push(JSON.stringify(rest));
-  }
-  return { ids, bodies };
-}
-
-/** A chunk back from its stored row. */
+/** A chunk back from a row of the first format's `chunks` table (its body is the JSON without the id). */
 export function chunkFromRow(id: string, body: string): Chunk {
   return { id, ...(JSON.parse(body) as object) } as Chunk;
 }
 
-/** The columns of a checkpoint row for `write` (as SQL values, in `CHECKPOINT_COLUMNS` order after id, run, tenant). */
-export function checkpointValues(write: CheckpointWrite) {
+/** The column values of a checkpoint row for `write`. */
+export interface CheckpointValues {
+  readonly seq: number;
+  /** For the session's head (the body holds it too). */
+  readonly sessionId: string;
+  readonly baseId: number | null;
+  /** Session id, chunk ops, steps, lineage, placement and the new chunks, encoded. */
+  readonly body: Buffer;
+  readonly stepId: string | null;
+  readonly nextStep: string | null;
+  /** `<tenant>/<digest>` of the artifacts the new chunks' claim-check stubs name, or `null`. */
+  readonly artifacts: string[] | null;
+  /** What the row gives the checkpoint after it to compress against, once its id is known. */
+  readonly context: ChainContext | undefined;
+}
+
+/**
+ * The columns of a checkpoint row for `write`, its body compressed against the base's context when
+ * this store knows it. Call `c.contexts.set(id, values.context)` once the row is committed.
+ */
+export function checkpointValues(c: StoreContext, write: CheckpointWrite): CheckpointValues {
+  const { ops, packed } = packOps(write.chunkOps, write.newChunks);
+  const artifacts: string[] = [];
+  for (const chunk of packed) {
+    for (const ref of offloadedArtifacts(chunk)) artifacts.push(`${ref.tenant}/${ref.digest}`);
+  }
+  const base = c.contexts.get(write.baseId);
+  const body = {
+    sessionId: write.sessionId,
+    ops,
+    chunks: packed,
+    lineage: write.lineage,
+    placement: write.placement,
+  };
   return {
     seq: write.sequence,
     sessionId: write.sessionId,
     baseId: write.baseId,
-    ops: JSON.stringify(write.chunkOps),
-    lineage: JSON.stringify(write.lineage),
-    placement: write.placement ? JSON.stringify(write.placement) : null,
+    body: encodeBody(body, base),
+    stepId: write.stepId,
     nextStep: write.nextStep,
+    artifacts: artifacts.length > 0 ? artifacts : null,
+    context: contextAfter(write.baseId === null ? undefined : base, { ...body, nextStep: write.nextStep }),
   };
 }
 
-/** Depth of a checkpoint in its base chain: 0 without a base, else the base's depth + 1. */
-export function depthSql(baseId: number | null, checkpoints: unknown) {
-  return baseId === null
-    ? sql<number>`0`
-    : sql<number>`coalesce((select depth + 1 from ${checkpoints} where id = ${baseId}), 0)`;
+/**
+ * The `insert into checkpoints` of a write, for a CTE: `from` is the CTE holding the run row as
+ * updated (its `id`, `tenant_id`, `checkpoint_id` and, with `event`, the `event_seq` of the
+ * `run.checkpoint` event this row stands for). "None" is stored as `0` or `''` (no null bitmap).
+ */
+export function insertCheckpoint(
+  c: StoreContext,
+  cp: CheckpointValues,
+  from: RawBuilder<unknown>,
+  event: boolean,
+) {
+  return sql`insert into ${c.t.checkpoints} (id, run_id, base_id, event_seq, seq, step_id, next_step, body)
+    select f.checkpoint_id, f.id, ${cp.baseId ?? 0}, ${event ? sql`f.event_seq` : sql`0`}, ${cp.seq},
+      ${cp.stepId ?? ""}, ${cp.nextStep ?? ""}, ${cp.body}
+    from ${from} f
+    returning id`;
+}
+
+/** The CTE recording the artifacts the new checkpoint's stubs name (`select 1` when there are none). */
+export function insertArtifacts(c: StoreContext, cp: CheckpointValues, from: RawBuilder<unknown>) {
+  if (cp.artifacts === null) return sql`select 1`;
+  const tenants = cp.artifacts.map((ref) => ref.slice(0, ref.lastIndexOf("/")));
+  const digests = cp.artifacts.map((ref) => ref.slice(ref.lastIndexOf("/") + 1));
+  return sql`insert into ${c.t.artifacts} (checkpoint_id, tenant_id, digest)
+    select f.checkpoint_id, a.tenant, a.digest from ${from} f, unnest(${tenants}::text[], ${digests}::text[]) as a(tenant, digest)
+    on conflict do nothing`;
+}
+
+/** The upsert that makes the new checkpoint its session's head (what the next run's checkpoint 0 is encoded against). */
+export function upsertHead(c: StoreContext, cp: CheckpointValues, from: RawBuilder<unknown>) {
+  return sql`insert into ${c.t.heads} (tenant_id, session_id, checkpoint_id)
+    select f.tenant_id, ${cp.sessionId}, f.checkpoint_id from ${from} f
+    on conflict (tenant_id, session_id) do update set checkpoint_id = excluded.checkpoint_id
+      where ${c.t.heads}.checkpoint_id < excluded.checkpoint_id`;
 }

@@ -1,6 +1,7 @@
 import type { JsonObject } from "@openrath/core";
 import { DurableError, type RunErrorInfo, type RunRecord, type RunStatus } from "@openrath/runtime-durable";
 import { type Kysely, type RawBuilder, sql } from "kysely";
+import type { ChainContext } from "./checkpoint-body.js";
 
 /** What every query module needs: the database, the schema's tables and the notification channels. */
 export interface StoreContext {
@@ -14,10 +15,39 @@ export interface StoreContext {
     readonly chunks: RawBuilder<unknown>;
     readonly plans: RawBuilder<unknown>;
     readonly limits: RawBuilder<unknown>;
+    /** The newest checkpoint of each session id (what a new run's checkpoint 0 is encoded against). */
+    readonly heads: RawBuilder<unknown>;
+    /** The artifacts each checkpoint's claim-check stubs name. */
+    readonly artifacts: RawBuilder<unknown>;
+    /** The step journal (migration 2): a step commit drops the journal of the visits before it. */
+    readonly journal: RawBuilder<unknown>;
     readonly checkpointIds: string;
   };
   /** NOTIFY channel names (schema-prefixed, so two schemas in one database do not cross-talk). */
   readonly channels: { readonly work: string; readonly cancel: string; readonly events: string };
+  /**
+   * What the checkpoints this store wrote or read last give the next one to compress against, by
+   * checkpoint id (see `ChainContext`); a miss only costs compression.
+   */
+  readonly contexts: ContextCache;
+}
+
+/** A bounded map of checkpoint id → chain context; the oldest entries go first. */
+export class ContextCache {
+  private readonly entries = new Map<number, ChainContext>();
+
+  constructor(private readonly limit = 2048) {}
+
+  get(id: number | null): ChainContext | undefined {
+    return id === null ? undefined : this.entries.get(id);
+  }
+
+  set(id: number, context: ChainContext | undefined): void {
+    if (context === undefined) return;
+    this.entries.delete(id);
+    if (this.entries.size >= this.limit) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(id, context);
+  }
 }
 
 /** Builds the context for `schema`. */
@@ -37,11 +67,54 @@ export function storeContext(
       chunks: table("chunks"),
       plans: table("plans"),
       limits: table("tenant_limits"),
+      heads: table("session_heads"),
+      artifacts: table("checkpoint_artifacts"),
+      journal: table("journal"),
       checkpointIds: `${schema}.checkpoint_ids`,
     },
     channels: { work: `${schema}_work`, cancel: `${schema}_cancel`, events: `${schema}_events` },
+    contexts: new ContextCache(),
   };
 }
+
+const COLUMNS = [
+  "id",
+  "tenant_id",
+  "session_id",
+  "plan_hash",
+  "workflow",
+  "status",
+  "version",
+  "priority",
+  "idempotency_key",
+  "fingerprint",
+  "next_step",
+  "attempt",
+  "not_before",
+  "deadline",
+  "lease_holder",
+  "fencing_token",
+  "lease_expires_at",
+  "checkpoint_seq",
+  "checkpoint_id",
+  "event_seq",
+  "error",
+  "metadata",
+  "created_at",
+  "updated_at",
+  "crashes",
+];
+
+/**
+ * The `runs` columns a {@link RunRecord} is made of, named one by one (with `alias.` in front when
+ * given): a statement prepared with `*` would fail once a migration adds a column under it.
+ */
+export function runColumns(alias?: string): RawBuilder<unknown> {
+  return sql.raw(COLUMNS.map((column) => (alias ? `${alias}.${column}` : column)).join(", "));
+}
+
+/** {@link runColumns} without an alias. */
+export const RUN_COLUMNS = runColumns();
 
 /** A `runs` row as the drivers return it (pg gives strings for bigint, PGlite numbers; both give Dates). */
 export type RunRow = Record<string, unknown>;

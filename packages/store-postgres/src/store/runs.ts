@@ -12,8 +12,8 @@ import {
   type SubmitInput,
 } from "@openrath/runtime-durable";
 import { sql } from "kysely";
-import { checkpointValues, chunkArrays, depthSql } from "./chunk-rows.js";
-import { type RunRow, type StoreContext, toMs, toRun } from "./context.js";
+import { checkpointValues, insertArtifacts, insertCheckpoint, upsertHead } from "./chunk-rows.js";
+import { RUN_COLUMNS, type RunRow, runColumns, type StoreContext, toMs, toRun } from "./context.js";
 
 /** Time-ordered UUID (v7 layout) so run ids sort by creation and keyset pages are stable. */
 export function newRunId(now = Date.now()): string {
@@ -27,13 +27,13 @@ export async function submitRun(
   c: StoreContext,
   input: SubmitInput,
 ): Promise<{ run: RunRecord; created: boolean }> {
-  const { runs, events, checkpoints, chunks, plans } = c.t;
+  const { runs, events, plans } = c.t;
   const id = newRunId();
-  const cp = checkpointValues(input.checkpoint);
-  const { ids, bodies } = chunkArrays(input.checkpoint);
+  const cp = checkpointValues(c, input.checkpoint);
   const metadata = JSON.stringify(input.metadata ?? {});
   const deadline = input.deadline === undefined ? null : new Date(input.deadline);
   const notBefore = input.notBefore === undefined ? null : new Date(input.notBefore);
+  const ins = sql`ins`;
   const created = await sql<RunRow>`
     with plan as (select hash, name from ${plans} where hash = ${input.planHash}),
     cid as (select nextval(${c.t.checkpointIds}) as id),
@@ -41,25 +41,15 @@ export async function submitRun(
       insert into ${runs} (id, tenant_id, session_id, plan_hash, workflow, status, priority, idempotency_key,
         fingerprint, next_step, deadline, metadata, not_before, queued_at, event_seq, checkpoint_seq, checkpoint_id)
       select ${id}, ${input.tenantId}, ${cp.sessionId}, plan.hash, plan.name, 'queued', ${input.priority ?? 0},
-        ${input.idempotencyKey ?? null}, ${input.fingerprint}, ${cp.nextStep}, ${deadline}, ${metadata},
+        ${input.idempotencyKey ?? null}, ${input.fingerprint}, ${input.checkpoint.nextStep}, ${deadline}, ${metadata},
         coalesce(${notBefore}::timestamptz, now()), now(), 1, 0, cid.id
       from plan, cid
       on conflict do nothing
-      returning *
+      returning ${RUN_COLUMNS}
     ),
-    cp as (
-      insert into ${checkpoints} (id, run_id, tenant_id, seq, session_id, base_id, depth, chunk_ops, lineage, placement, next_step)
-      select ins.checkpoint_id, ins.id, ins.tenant_id, 0, ${cp.sessionId}, ${cp.baseId}, ${depthSql(cp.baseId, checkpoints)},
-        ${cp.ops}, ${cp.lineage}, ${cp.placement}, ${cp.nextStep}
-      from ins
-      returning id
-    ),
-    ch as (
-      insert into ${chunks} (tenant_id, id, body)
-      select ${input.tenantId}, u.id, u.body from unnest(${ids}::text[], ${bodies}::text[]) as u(id, body)
-      where exists (select 1 from ins)
-      on conflict do nothing
-    ),
+    cp as (${insertCheckpoint(c, cp, ins, false)}),
+    ca as (${insertArtifacts(c, cp, ins)}),
+    hd as (${upsertHead(c, cp, ins)}),
     ev as (
       insert into ${events} (run_id, seq, type, data)
       select ins.id, 1, 'run.created', json_build_object('status', 'queued', 'planHash', ins.plan_hash, 'sessionId', ins.session_id)::text
@@ -70,7 +60,11 @@ export async function submitRun(
     c.db,
   );
   const row = created.rows[0];
-  if (row) return { run: toRun(row), created: true };
+  if (row) {
+    const run = toRun(row);
+    c.contexts.set(run.checkpointId, cp.context);
+    return { run, created: true };
+  }
 
   const plan = await sql`select 1 from ${plans} where hash = ${input.planHash}`.execute(c.db);
   if (plan.rows.length === 0) {
@@ -82,7 +76,7 @@ export async function submitRun(
   }
   if (input.idempotencyKey !== undefined) {
     const existing =
-      await sql<RunRow>`select * from ${runs} where tenant_id = ${input.tenantId} and idempotency_key = ${input.idempotencyKey}`.execute(
+      await sql<RunRow>`select ${RUN_COLUMNS} from ${runs} where tenant_id = ${input.tenantId} and idempotency_key = ${input.idempotencyKey}`.execute(
         c.db,
       );
     const prior = existing.rows[0];
@@ -118,7 +112,7 @@ export async function getRun(
   tenantId?: string,
 ): Promise<RunRecord | undefined> {
   if (!isUuid(runId)) return undefined;
-  const result = await sql<RunRow>`select * from ${c.t.runs} where id = ${runId}`.execute(c.db);
+  const result = await sql<RunRow>`select ${RUN_COLUMNS} from ${c.t.runs} where id = ${runId}`.execute(c.db);
   const row = result.rows[0];
   if (!row || (tenantId !== undefined && row.tenant_id !== tenantId)) return undefined;
   return toRun(row);
@@ -130,7 +124,7 @@ export async function listRuns(c: StoreContext, query: ListRunsQuery): Promise<R
   const statuses =
     query.status === undefined ? null : Array.isArray(query.status) ? [...query.status] : [query.status];
   const after = query.after !== undefined && isUuid(query.after) ? query.after : null;
-  const result = await sql<RunRow>`select * from ${c.t.runs} where tenant_id = ${query.tenantId}
+  const result = await sql<RunRow>`select ${RUN_COLUMNS} from ${c.t.runs} where tenant_id = ${query.tenantId}
     and (${statuses}::text[] is null or status = any(${statuses}::text[]))
     and (${query.sessionId ?? null}::text is null or session_id = ${query.sessionId ?? null})
     and (${query.planHash ?? null}::text is null or plan_hash = ${query.planHash ?? null})
@@ -195,7 +189,7 @@ export async function claimRuns(
         lease_holder = ${request.workerId}, lease_expires_at = now() + ${lease} * interval '1 millisecond',
         event_seq = r.event_seq + 1, updated_at = now()
       from cand where r.id = cand.id
-      returning r.*
+      returning ${runColumns("r")}
     ),
     ev as (
       insert into ${events} (run_id, seq, type, data)
@@ -255,7 +249,7 @@ async function claimCapped(c: StoreContext, request: ClaimRequest, limit: number
           lease_holder = ${request.workerId}, lease_expires_at = now() + ${request.leaseMs} * interval '1 millisecond',
           event_seq = r.event_seq + 1, updated_at = now()
         where r.id = any(${chosen}::uuid[]) and r.status = 'queued'
-        returning r.*
+        returning ${runColumns("r")}
       ),
       ev as (
         insert into ${events} (run_id, seq, type, data)
@@ -276,7 +270,7 @@ export async function reclaimRuns(c: StoreContext, request: Omit<ClaimRequest, "
       update ${runs} r set version = r.version + 1, fencing_token = r.fencing_token + 1,
         lease_expires_at = now() + ${request.leaseMs} * interval '1 millisecond', event_seq = r.event_seq + 1, updated_at = now()
       where r.status = 'running' and r.lease_holder = ${request.workerId} and r.plan_hash = any(${hashes}::text[])
-      returning r.*
+      returning ${runColumns("r")}
     ),
     ev as (
       insert into ${events} (run_id, seq, type, data)

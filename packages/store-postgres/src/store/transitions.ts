@@ -14,8 +14,14 @@ import {
   sourcesOf,
 } from "@openrath/runtime-durable";
 import { type RawBuilder, sql } from "kysely";
-import { checkpointValues, chunkArrays, depthSql } from "./chunk-rows.js";
-import { type RunRow, type StoreContext, toRun } from "./context.js";
+import {
+  type CheckpointValues,
+  checkpointValues,
+  insertArtifacts,
+  insertCheckpoint,
+  upsertHead,
+} from "./chunk-rows.js";
+import { RUN_COLUMNS, type RunRow, runColumns, type StoreContext, toRun } from "./context.js";
 import { isUuid } from "./runs.js";
 
 /** The fence guard every worker write carries: the lease is current by token, holder and database clock. */
@@ -33,7 +39,9 @@ export async function diagnose(
 ): Promise<never> {
   const result = await sql<
     RunRow & { expired: boolean }
-  >`select *, lease_expires_at <= now() as expired from ${c.t.runs} where id = ${fence.runId}`.execute(c.db);
+  >`select ${RUN_COLUMNS}, lease_expires_at <= now() as expired from ${c.t.runs} where id = ${fence.runId}`.execute(
+    c.db,
+  );
   const row = result.rows[0];
   if (!row) throw notFound(fence.runId);
   const run = toRun(row);
@@ -96,22 +104,18 @@ function from(to: RunStatus) {
   return sql.join(sourcesOf(to).map((s) => sql.lit(s)));
 }
 
-function checkpointCtes(c: StoreContext, write: CheckpointWrite) {
-  const cp = checkpointValues(write);
-  const { ids, bodies } = chunkArrays(write);
+/** The CTEs writing a checkpoint (and moving its session's head) for the run row in `upd`. */
+function checkpointCtes(c: StoreContext, cp: CheckpointValues, event: boolean) {
+  const upd = sql`upd`;
   return sql`,
-    cp as (
-      insert into ${c.t.checkpoints} (id, run_id, tenant_id, seq, session_id, base_id, depth, chunk_ops, lineage, placement, next_step)
-      select upd.checkpoint_id, upd.id, upd.tenant_id, ${cp.seq}, ${cp.sessionId}, ${cp.baseId}, ${depthSql(cp.baseId, c.t.checkpoints)},
-        ${cp.ops}, ${cp.lineage}, ${cp.placement}, ${cp.nextStep}
-      from upd
-      returning id
-    ),
-    ch as (
-      insert into ${c.t.chunks} (tenant_id, id, body)
-      select upd.tenant_id, u.id, u.body from upd, unnest(${ids}::text[], ${bodies}::text[]) as u(id, body)
-      on conflict do nothing
-    )`;
+    cp as (${insertCheckpoint(c, cp, upd, event)}),
+    ca as (${insertArtifacts(c, cp, upd)}),
+    hd as (${upsertHead(c, cp, upd)})`;
+}
+
+function notifyEvent(c: StoreContext) {
+  return sql`,
+    nt as (select pg_notify(${c.channels.events}, upd.id || ':' || upd.event_seq || ':' || upd.status) from upd)`;
 }
 
 function eventAndNotify(c: StoreContext, type: string, data: RawBuilder<unknown> | string) {
@@ -128,23 +132,19 @@ export async function commitStep(
   expectedVersion?: number,
 ): Promise<RunRecord> {
   const version = expectedVersion ?? null;
-  const data = JSON.stringify({
-    sequence: write.sequence,
-    stepId: write.stepId,
-    nextStep: write.nextStep,
-    sessionId: write.sessionId,
-  });
+  const cp = checkpointValues(c, write);
+  // The checkpoint row is the run.checkpoint event (readEvents reads it as one): no event row.
   const result = await sql<RunRow>`
     with cid as (select nextval(${c.t.checkpointIds}) as id),
     upd as (
       update ${c.t.runs} r set version = r.version + 1, checkpoint_seq = ${write.sequence}, checkpoint_id = cid.id,
-        next_step = ${write.nextStep}, attempt = 1, event_seq = r.event_seq + 1, updated_at = now()
+        next_step = ${write.nextStep}, attempt = 1, crashes = 0, event_seq = r.event_seq + 1, updated_at = now()
       from cid
       where ${fenceGuard(fence)} and r.checkpoint_seq = ${write.sequence - 1} and (${version}::bigint is null or r.version = ${version}::bigint)
-      returning r.*
-    )${checkpointCtes(c, write)}${eventAndNotify(c, "run.checkpoint", data)},
+      returning ${runColumns("r")}
+    )${checkpointCtes(c, cp, true)}${notifyEvent(c)},
     -- The visits before this checkpoint are committed: their journal is done with (the next visit starts empty).
-    jd as (delete from ${sql.table(`${c.schema}.journal`)} j using upd where j.run_id = upd.id and j.checkpoint_seq < ${write.sequence})
+    jd as (delete from ${c.t.journal} j using upd where j.run_id = upd.id and j.checkpoint_seq < ${write.sequence})
     select upd.*, (select count(*) from nt) as notified, (select count(*) from cp) as written from upd`.execute(
     c.db,
   );
@@ -154,7 +154,9 @@ export async function commitStep(
       seq: write.sequence,
       ...(expectedVersion === undefined ? {} : { version: expectedVersion }),
     });
-  return toRun(row);
+  const run = toRun(row);
+  c.contexts.set(run.checkpointId, cp.context);
+  return run;
 }
 
 /** See `RunStoreV1.finish`. */
@@ -167,6 +169,7 @@ export async function finishRun(c: StoreContext, fence: Fence, input: FinishInpu
     ...(input.error ? { error: input.error } : {}),
   });
   const write = input.checkpoint;
+  const cp = write ? checkpointValues(c, write) : undefined;
   const result = await sql<RunRow>`
     with cid as (select ${write ? sql`nextval(${c.t.checkpointIds})` : sql`null::bigint`} as id),
     upd as (
@@ -177,13 +180,15 @@ export async function finishRun(c: StoreContext, fence: Fence, input: FinishInpu
         checkpoint_id = coalesce(cid.id, r.checkpoint_id)
       from cid
       where ${fenceGuard(fence)} ${write ? sql`and r.checkpoint_seq = ${write.sequence - 1}` : sql``}
-      returning r.*
-    )${write ? checkpointCtes(c, write) : sql``}${eventAndNotify(c, "run.state.changed", data)}
+      returning ${runColumns("r")}
+    )${cp ? checkpointCtes(c, cp, false) : sql``}${eventAndNotify(c, "run.state.changed", data)}
     select upd.*, (select count(*) from nt) as notified from upd`.execute(c.db);
   const row = result.rows[0];
   if (!row)
     return diagnose(c, fence, `finish (${input.status})`, write ? { seq: write.sequence } : undefined);
-  return toRun(row);
+  const run = toRun(row);
+  if (cp) c.contexts.set(run.checkpointId, cp.context);
+  return run;
 }
 
 /** See `RunStoreV1.scheduleRetry`. */
@@ -199,7 +204,7 @@ export async function scheduleRetry(
         lease_expires_at = null, not_before = now() + ${delay} * interval '1 millisecond', queued_at = now(),
         event_seq = r.event_seq + 1, updated_at = now()
       where ${fenceGuard(fence)}
-      returning r.*
+      returning ${runColumns("r")}
     )${eventAndNotify(
       c,
       "run.retry.scheduled",
@@ -219,7 +224,7 @@ export async function releaseRun(c: StoreContext, fence: Fence): Promise<RunReco
       update ${c.t.runs} r set status = 'queued', version = r.version + 1, lease_holder = null, lease_expires_at = null,
         queued_at = now(), event_seq = r.event_seq + 1, updated_at = now()
       where ${fenceGuard(fence)}
-      returning r.*
+      returning ${runColumns("r")}
     )${eventAndNotify(c, "run.state.changed", JSON.stringify({ from: "running", to: "queued", reason: "released" }))},
     nw as (select pg_notify(${c.channels.work}, upd.plan_hash) from upd)
     select upd.*, (select count(*) from nt) + (select count(*) from nw) as notified from upd`.execute(c.db);
@@ -246,7 +251,7 @@ export async function parkRun(
       update ${c.t.runs} r set status = ${input.status}, version = r.version + 1, lease_holder = null, lease_expires_at = null,
         event_seq = r.event_seq + 1, updated_at = now()
       where ${fenceGuard(fence)}
-      returning r.*
+      returning ${runColumns("r")}
     )${eventAndNotify(c, "run.state.changed", data)}
     select upd.*, (select count(*) from nt) as notified from upd`.execute(c.db);
   const row = result.rows[0];
@@ -278,7 +283,7 @@ async function operatorTransition(
         event_seq = r.event_seq + 1, updated_at = now(),
         ${terminal ? sql`ended_at = now(), error = coalesce(${error}, r.error)` : sql`queued_at = now(), not_before = now()`}
       from old where r.id = old.id
-      returning r.*, old.status as prior
+      returning ${runColumns("r")}, old.status as prior
     ),
     ev as (
       insert into ${c.t.events} (run_id, seq, type, data)
@@ -290,7 +295,7 @@ async function operatorTransition(
     select upd.*, (select count(*) from nt) as notified from upd`.execute(c.db);
   const row = result.rows[0];
   if (row) return toRun(row);
-  const current = await sql<RunRow>`select * from ${c.t.runs} where id = ${runId}`.execute(c.db);
+  const current = await sql<RunRow>`select ${RUN_COLUMNS} from ${c.t.runs} where id = ${runId}`.execute(c.db);
   if (!current.rows[0]) throw notFound(runId);
   const run = toRun(current.rows[0]);
   assertTransition(run.status, to, runId);
