@@ -112,7 +112,7 @@ describe("snapshot format", () => {
     expect(error.message).toMatch(/format version 3.*unreleased/);
   });
 
-  it("refuses versions 1 and 2 (only unreleased builds wrote them) and newer versions with memory_unsupported_version", async () => {
+  it("refuses versions 1 to 3 (only unreleased builds wrote them) and newer versions with memory_unsupported_version", async () => {
     for (const [version, pattern] of [
       [1, /unreleased/],
       [2, /unreleased/],
@@ -163,6 +163,60 @@ describe("snapshot format", () => {
     const error = await (reopened as { memory: Bm25Memory }).memory.recall("boiler").catch((e: unknown) => e);
     expect(OpenRathError.isInstance(error, "memory_corrupt")).toBe(true);
     expect((error as Error).message).toMatch(/names an entry that does not exist/);
+  });
+});
+
+describe("compaction of a reopened store", () => {
+  const words = ["amber", "basil", "cedar", "delta", "ember", "fjord", "garnet", "harbor"];
+  const text = (i: number) =>
+    `${words[i % 8]} ${words[(i * 3) % 8]} note ${i} ${i % 5 === 0 ? "ferry" : "tram"}`;
+  const queries = [...words, "ferry", "tram", "note", "quartz", "zephyr", "amber ferry", "quartz tram"];
+
+  async function ranked(memory: Bm25Memory): Promise<string[]> {
+    const out: string[] = [];
+    for (const q of queries) {
+      const hits = await memory.recall(q, { topK: 50 });
+      out.push(`${q}: ${hits.map((h) => `${h.entry.id}=${h.score.toFixed(9)}`).join(" ")}`);
+    }
+    return out;
+  }
+
+  it("ranks as a store that never left memory, after removals, replacements and new terms (each compaction path)", async () => {
+    for (const removeLoaded of [false, true]) {
+      const dir = dirWith();
+      const reference = (await openAt(undefined)).memory;
+      const both = async (fn: (m: Bm25Memory) => Promise<unknown>, disk: Bm25Memory) => {
+        await fn(reference);
+        await fn(disk);
+      };
+      let disk = (await openAt(dir)).memory;
+      await both(
+        (m) => m.remember(Array.from({ length: 60 }, (_, i) => ({ id: `e${i}`, text: text(i) }))),
+        disk,
+      );
+      await disk.close();
+      // Reopened: its entries and postings are the snapshot's, packed.
+      disk = (await openAt(dir)).memory;
+      if (removeLoaded) {
+        await both((m) => m.forget({ ids: ["e3", "e17", "e40"] }), disk);
+        await both((m) => m.remember({ id: "e20", text: "quartz replaces entry twenty" }), disk);
+      }
+      await both(
+        (m) =>
+          m.remember([
+            { id: "n1", text: "zephyr quartz tram" },
+            { id: "n2", text: "amber zephyr" },
+          ]),
+        disk,
+      );
+      await disk.flush();
+      await disk.close();
+      const reopened = (await openAt(dir)).memory;
+      expect(await ranked(reopened), `removeLoaded ${removeLoaded}`).toEqual(await ranked(reference));
+      const { index } = readPackedIndex(decodeSnapshot(readFileSync(join(dir, "memory.json"))));
+      expect(index.docs.count).toBe(removeLoaded ? 59 : 62);
+      expect([...index.terms]).toEqual([...index.terms].sort());
+    }
   });
 });
 

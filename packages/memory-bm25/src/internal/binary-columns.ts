@@ -123,13 +123,15 @@ export class StringTableWriter {
     this.close();
   }
 
-  /** Appends string `i` of `table` without decoding it. */
-  copy(table: StringTable, i: number): void {
-    const start = table.offsets[i]!;
-    const end = table.offsets[i + 1]!;
+  /** Appends strings `from` to `to` (exclusive) of `table` without decoding them, in one copy. */
+  copyRange(table: StringTable, from: number, to: number): void {
+    const start = table.offsets[from]!;
+    const end = table.offsets[to]!;
     this.reserve(end - start);
+    const shift = this.length - start;
     this.length += table.bytes.copy(this.bytes, this.length, start, end);
-    this.close();
+    this.reserveRows(to - from);
+    for (let i = from + 1; i <= to; i++) this.offsets[++this.count] = table.offsets[i]! + shift;
   }
 
   /** The table as a section: the offsets, then the bytes (views of this writer's buffers). */
@@ -151,11 +153,14 @@ export class StringTableWriter {
   }
 
   private close(): void {
-    if (this.count + 2 > this.offsets.length) {
-      const grown = new Uint32Array(this.offsets.length * 2);
-      grown.set(this.offsets);
-      this.offsets = grown;
-    }
+    this.reserveRows(1);
     this.offsets[++this.count] = this.length;
+  }
+
+  private reserveRows(rows: number): void {
+    if (this.count + 1 + rows <= this.offsets.length) return;
+    const grown = new Uint32Array(Math.max(this.offsets.length * 2, this.count + 1 + rows));
+    grown.set(this.offsets.subarray(0, this.count + 1));
+    this.offsets = grown;
   }
 }

@@ -106,29 +106,42 @@ export class DocTable {
     if (n >= base) this.added[n - base] = undefined;
   }
 
-  /** Appends live entry `n` to `writer` (a loaded entry's bytes are copied, not decoded). */
-  writeTo(writer: DocsWriter, n: number): void {
+  /**
+   * The end (exclusive) of the run of live entries that starts at live entry `n`: entries that are
+   * all loaded or all added since, so {@link writeRun} can copy a loaded run at once.
+   */
+  runEnd(n: number): number {
+    const limit = this.packed !== undefined && n < this.packed.count ? this.packed.count : this.next;
+    let end = n + 1;
+    while (end < limit && this.live[end] === 1) end++;
+    return end;
+  }
+
+  /** Appends the live entries `from` to `to` (a run, see {@link runEnd}) to `writer`; loaded ones as bytes, not decoded. */
+  writeRun(writer: DocsWriter, from: number, to: number): void {
     const packed = this.packed;
-    if (packed !== undefined && n < packed.count) {
-      writer.ids.copy(packed.ids, n);
-      writer.texts.copy(packed.texts, n);
-      writer.extras.copy(packed.extras, n);
-      writer.row(packed.scopes[packed.scopeOf[n]!]!, packed.createdAt[n]!);
+    if (packed !== undefined && from < packed.count) {
+      writer.ids.copyRange(packed.ids, from, to);
+      writer.texts.copyRange(packed.texts, from, to);
+      writer.extras.copyRange(packed.extras, from, to);
+      for (let n = from; n < to; n++) writer.row(packed.scopes[packed.scopeOf[n]!]!, packed.createdAt[n]!);
       return;
     }
-    const doc = this.added[n - (packed?.count ?? 0)]!;
-    writer.ids.add(doc.id);
-    writer.texts.add(doc.text);
-    writer.extras.add(
-      doc.metadata === undefined && doc.source === undefined
-        ? ""
-        : JSON.stringify({ metadata: doc.metadata, source: doc.source }),
-    );
-    writer.row(doc.scope, doc.createdAt);
+    for (let n = from; n < to; n++) {
+      const doc = this.added[n - (packed?.count ?? 0)]!;
+      writer.ids.add(doc.id);
+      writer.texts.add(doc.text);
+      writer.extras.add(
+        doc.metadata === undefined && doc.source === undefined
+          ? ""
+          : JSON.stringify({ metadata: doc.metadata, source: doc.source }),
+      );
+      writer.row(doc.scope, doc.createdAt);
+    }
   }
 }
 
-/** Builds the columns of {@link PackedDocs}, entry by entry ({@link DocTable.writeTo}). */
+/** Builds the columns of {@link PackedDocs}, run by run ({@link DocTable.writeRun}). */
 export class DocsWriter {
   readonly ids = new StringTableWriter();
   readonly texts = new StringTableWriter();

@@ -233,36 +233,77 @@ export class TextIndex {
     const renumber = new Int32Array(this.docs.length).fill(-1);
     const lengths = new Float64Array(this.live);
     let kept = 0;
-    for (let n = 0; n < this.docs.length; n++) {
-      if (!this.docs.isLive(n)) continue;
-      renumber[n] = kept;
-      lengths[kept++] = this.lengths[n]!;
-      this.docs.writeTo(writer, n);
+    for (let n = 0; n < this.docs.length; ) {
+      if (!this.docs.isLive(n)) {
+        n++;
+        continue;
+      }
+      const end = this.docs.runEnd(n);
+      for (let k = n; k < end; k++) {
+        renumber[k] = kept;
+        lengths[kept++] = this.lengths[k]!;
+      }
+      this.docs.writeRun(writer, n, end);
+      n = end;
     }
     const packed = this.packed;
     let unchanged = packed !== undefined;
     for (let n = 0; unchanged && packed !== undefined && n < packed.docLimit; n++) {
       if (renumber[n] !== n) unchanged = false;
     }
-    const terms = this.terms.filter((_, id) => this.dfOf(id) > 0).sort();
-    const counts = new Uint32Array(terms.length);
-    const sizes = new Uint32Array(terms.length);
+    /** Whether term `id`'s posting can be copied as it was loaded. */
+    const verbatim = (id: number) =>
+      unchanged && id < this.packedTerms.length && this.postings[id] === undefined;
+    const order = this.termOrder();
+    const terms = new Array<string>(order.length);
+    const counts = new Uint32Array(order.length);
+    const sizes = new Uint32Array(order.length);
     const out = new PostingWriter();
-    terms.forEach((term, t) => {
-      const id = this.termId(term)!;
-      const decoded = this.postings[id];
-      if (decoded === undefined && unchanged && packed !== undefined) {
-        counts[t] = packed.counts[id]!;
-        sizes[t] = out.copy(packed.bytes, packed.starts[id]!, packed.starts[id + 1]!);
-        return;
+    for (let t = 0; t < order.length; ) {
+      const id = order[t]!;
+      if (packed !== undefined && verbatim(id)) {
+        // A run of consecutive loaded terms, none decoded: their bytes in one copy.
+        let end = t + 1;
+        while (end < order.length && order[end] === order[end - 1]! + 1 && verbatim(order[end]!)) end++;
+        out.copy(packed.bytes, packed.starts[id]!, packed.starts[order[end - 1]! + 1]!);
+        for (let k = t; k < end; k++) {
+          const termId = order[k]!;
+          terms[k] = this.terms[termId]!;
+          counts[k] = packed.counts[termId]!;
+          sizes[k] = packed.starts[termId + 1]! - packed.starts[termId]!;
+        }
+        t = end;
+        continue;
       }
-      const posting = decoded ?? this.decode(id);
+      const posting = this.postings[id] ?? this.decode(id);
       const mapped = new Int32Array(posting.size);
       for (let k = 0; k < posting.size; k++) mapped[k] = renumber[posting.docs[k]!]!;
+      terms[t] = this.terms[id]!;
       counts[t] = posting.size;
       sizes[t] = out.add(mapped, posting.tfs, posting.size);
-    });
+      t++;
+    }
     return { docs: writer.finish(), lengths, terms, counts, sizes, postings: out.finish() };
+  }
+
+  /**
+   * The ids of the terms with entries, in term order: the snapshot's terms (sorted already, their
+   * ids in order) merged with the terms added since, sorted here.
+   */
+  private termOrder(): number[] {
+    const loaded = this.packedTerms.length;
+    const added: number[] = [];
+    for (let id = loaded; id < this.terms.length; id++) if (this.dfOf(id) > 0) added.push(id);
+    added.sort((a, b) => (this.terms[a]! < this.terms[b]! ? -1 : 1));
+    const order: number[] = [];
+    let j = 0;
+    for (let id = 0; id < loaded; id++) {
+      if (this.dfOf(id) === 0) continue;
+      while (j < added.length && this.terms[added[j]!]! < this.terms[id]!) order.push(added[j++]!);
+      order.push(id);
+    }
+    while (j < added.length) order.push(added[j++]!);
+    return order;
   }
 
   /**
