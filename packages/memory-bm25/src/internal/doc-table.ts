@@ -11,6 +11,11 @@ export interface StoredDoc {
   readonly source?: string;
 }
 
+/** The key of an entry: ids are unique within a scope. */
+export function docKey(scope: string, id: string): string {
+  return `${scope}\u0000${id}`;
+}
+
 /**
  * Entries as a snapshot holds them, one column each: ids, texts and extras (the JSON text of
  * `{ metadata, source }`, empty when the entry has neither) as string tables, creation times, and
@@ -84,6 +89,30 @@ export class DocTable {
     return packed !== undefined && n < packed.count
       ? packed.scopes[packed.scopeOf[n]!]!
       : this.added[n - (packed?.count ?? 0)]!.scope;
+  }
+
+  /**
+   * Entry numbers by key ({@link docKey}), from the ids and scopes (texts are not read).
+   *
+   * @throws {MemoryError} `memory_corrupt` when two entries share a key (a snapshot written wrong).
+   */
+  keys(): Map<string, number> {
+    const keys = new Map<string, number>();
+    for (let n = 0; n < this.next; n++) {
+      if (this.live[n] !== 1) continue;
+      const id = this.id(n);
+      const scope = this.scope(n);
+      const key = docKey(scope, id);
+      if (keys.has(key)) {
+        throw new MemoryError(
+          "memory_corrupt",
+          `The memory store's snapshot holds the entry id ${JSON.stringify(id)} twice at scope ${scope}. Restore memory.json.bak or remember the entries again.`,
+          { details: { id, scope } },
+        );
+      }
+      keys.set(key, n);
+    }
+    return keys;
   }
 
   /** Adds `doc`; returns its number. */

@@ -94,3 +94,96 @@ export function readPosting(
   }
   if (offset !== end) throw new Error("a posting has trailing bytes");
 }
+
+/**
+ * The terms and postings of a loaded snapshot: the terms sorted (term `i` has id `i`, found by
+ * binary search, so opening builds no map) and their postings packed, decoded one at a time.
+ */
+export class LoadedPostings {
+  private constructor(
+    readonly terms: readonly string[],
+    private readonly bytes: Uint8Array,
+    private readonly starts: Float64Array,
+    private readonly counts: Uint32Array,
+    /** Number of entries: every entry number in a posting is below it. */
+    private readonly docLimit: number,
+  ) {}
+
+  /**
+   * The postings of `terms` (sorted, distinct), `counts[i]` entries in `sizes[i]` bytes each, one
+   * after the other in `bytes`, naming entries below `docLimit`.
+   *
+   * @throws {Error} when the terms are not sorted or the counts and sizes do not fit the bytes.
+   */
+  static of(
+    terms: readonly string[],
+    counts: Uint32Array,
+    sizes: Uint32Array,
+    bytes: Uint8Array,
+    docLimit: number,
+  ): LoadedPostings {
+    if (counts.length !== terms.length || sizes.length !== terms.length) {
+      throw new Error("the posting counts or sizes do not match the terms");
+    }
+    for (let t = 1; t < terms.length; t++) {
+      if (!(terms[t - 1]! < terms[t]!)) throw new Error("the terms are not sorted and distinct");
+    }
+    const starts = new Float64Array(terms.length + 1);
+    for (let t = 0; t < terms.length; t++) {
+      const size = sizes[t]!;
+      const count = counts[t]!;
+      if (size < 1 || count < 1 || count > docLimit) {
+        throw new Error(`the posting of term ${JSON.stringify(terms[t])} has an invalid size`);
+      }
+      starts[t + 1] = starts[t]! + size;
+    }
+    if (starts[terms.length] !== bytes.length) throw new Error("the postings do not add up to their bytes");
+    return new LoadedPostings(terms, bytes, starts, counts, docLimit);
+  }
+
+  /** Number of entries the postings may name. */
+  get entries(): number {
+    return this.docLimit;
+  }
+
+  /** The id of `term`, if the snapshot has it. */
+  find(term: string): number | undefined {
+    const sorted = this.terms;
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (sorted[mid]! < term) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < sorted.length && sorted[lo] === term ? lo : undefined;
+  }
+
+  /** Number of entries holding term `id`. */
+  count(id: number): number {
+    return this.counts[id]!;
+  }
+
+  /** Size in bytes of term `id`'s posting. */
+  size(id: number): number {
+    return this.starts[id + 1]! - this.starts[id]!;
+  }
+
+  /** Term `id`'s posting decoded into `docs` and `tfs` (each of {@link count} entries). @throws {Error} */
+  decode(id: number, docs: Int32Array, tfs: Uint32Array): void {
+    readPosting(
+      this.bytes,
+      this.starts[id]!,
+      this.starts[id + 1]!,
+      this.counts[id]!,
+      this.docLimit,
+      docs,
+      tfs,
+    );
+  }
+
+  /** Appends the postings of terms `from` to `to` (inclusive), as they are, to `out`. */
+  copyTo(out: PostingWriter, from: number, to: number): void {
+    out.copy(this.bytes, this.starts[from]!, this.starts[to + 1]!);
+  }
+}

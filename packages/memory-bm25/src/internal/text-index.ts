@@ -1,12 +1,12 @@
 import { MemoryError } from "@openrath/core";
-import { type DocsWriter, DocTable, type PackedDocs, type StoredDoc } from "./doc-table.js";
-import { PostingWriter, readPosting } from "./packed-postings.js";
+import { type DocsWriter, DocTable, docKey, type PackedDocs, type StoredDoc } from "./doc-table.js";
+import { LoadedPostings, PostingWriter } from "./packed-postings.js";
 import { Posting } from "./posting.js";
 import type { AnalyzedText } from "./tokenize.js";
 import { type QueryGroup, type Relevance, type Scored, topK } from "./top-k.js";
 import { Vocabulary } from "./vocabulary.js";
 
-export type { StoredDoc } from "./doc-table.js";
+export { docKey, type StoredDoc } from "./doc-table.js";
 
 /** The index as a snapshot holds it (format version 4): columns per entry and per term. */
 export interface PackedIndex {
@@ -24,18 +24,6 @@ export interface PackedIndex {
   readonly postings: Uint8Array;
 }
 
-/** The key of an entry: ids are unique within a scope. */
-export function docKey(scope: string, id: string): string {
-  return `${scope}\u0000${id}`;
-}
-
-interface Packed {
-  readonly bytes: Uint8Array;
-  readonly starts: Float64Array;
-  readonly counts: Uint32Array;
-  readonly docLimit: number;
-}
-
 /**
  * The full-text index of a store: entries by number, their scopes and lengths, and per term a
  * posting list. Entries loaded from a snapshot stay in its columns until read, and terms keep their
@@ -43,13 +31,13 @@ interface Packed {
  */
 export class TextIndex {
   readonly vocabulary: Vocabulary;
-  /** Ids of the terms added since the snapshot; the snapshot's own are found in {@link packedTerms}. */
+  /** Ids of the terms added since the snapshot; the snapshot's own are found in {@link loaded}. */
   private readonly termIds = new Map<string, number>();
-  /** The snapshot's terms, sorted: term `i` has id `i` (binary search, so opening builds no map). */
-  private packedTerms: readonly string[] = [];
+  /** The snapshot's terms and postings: its term `i` has id `i`. */
+  private loaded: LoadedPostings | undefined;
   private terms: string[] = [];
+  /** Decoded postings by term id (a loaded term's once a query or a change needed it). */
   private postings: (Posting | undefined)[] = [];
-  private packed: Packed | undefined;
 
   private docs = new DocTable();
   private lengths = new Float64Array(1024);
@@ -246,14 +234,14 @@ export class TextIndex {
       this.docs.writeRun(writer, n, end);
       n = end;
     }
-    const packed = this.packed;
-    let unchanged = packed !== undefined;
-    for (let n = 0; unchanged && packed !== undefined && n < packed.docLimit; n++) {
+    const loaded = this.loaded;
+    let unchanged = loaded !== undefined;
+    for (let n = 0; unchanged && loaded !== undefined && n < loaded.entries; n++) {
       if (renumber[n] !== n) unchanged = false;
     }
     /** Whether term `id`'s posting can be copied as it was loaded. */
     const verbatim = (id: number) =>
-      unchanged && id < this.packedTerms.length && this.postings[id] === undefined;
+      unchanged && id < (loaded?.terms.length ?? 0) && this.postings[id] === undefined;
     const order = this.termOrder();
     const terms = new Array<string>(order.length);
     const counts = new Uint32Array(order.length);
@@ -261,16 +249,16 @@ export class TextIndex {
     const out = new PostingWriter();
     for (let t = 0; t < order.length; ) {
       const id = order[t]!;
-      if (packed !== undefined && verbatim(id)) {
+      if (loaded !== undefined && verbatim(id)) {
         // A run of consecutive loaded terms, none decoded: their bytes in one copy.
         let end = t + 1;
         while (end < order.length && order[end] === order[end - 1]! + 1 && verbatim(order[end]!)) end++;
-        out.copy(packed.bytes, packed.starts[id]!, packed.starts[order[end - 1]! + 1]!);
+        loaded.copyTo(out, id, order[end - 1]!);
         for (let k = t; k < end; k++) {
           const termId = order[k]!;
           terms[k] = this.terms[termId]!;
-          counts[k] = packed.counts[termId]!;
-          sizes[k] = packed.starts[termId + 1]! - packed.starts[termId]!;
+          counts[k] = loaded.count(termId);
+          sizes[k] = loaded.size(termId);
         }
         t = end;
         continue;
@@ -291,7 +279,7 @@ export class TextIndex {
    * ids in order) merged with the terms added since, sorted here.
    */
   private termOrder(): number[] {
-    const loaded = this.packedTerms.length;
+    const loaded = this.loaded?.terms.length ?? 0;
     const added: number[] = [];
     for (let id = loaded; id < this.terms.length; id++) if (this.dfOf(id) > 0) added.push(id);
     added.sort((a, b) => (this.terms[a]! < this.terms[b]! ? -1 : 1));
@@ -313,15 +301,10 @@ export class TextIndex {
    * @throws {Error} when the form is inconsistent.
    */
   static fromPacked(body: PackedIndex): TextIndex {
-    const { docs, lengths, terms, counts, sizes } = body;
+    const { docs, lengths, terms } = body;
     const count = docs.count;
     if (lengths.length !== count) throw new Error("the entry lengths do not match the entries");
-    if (counts.length !== terms.length || sizes.length !== terms.length) {
-      throw new Error("the posting counts or sizes do not match the terms");
-    }
-    for (let t = 1; t < terms.length; t++) {
-      if (!(terms[t - 1]! < terms[t]!)) throw new Error("the terms are not sorted and distinct");
-    }
+    const loaded = LoadedPostings.of(terms, body.counts, body.sizes, body.postings, count);
     const index = new TextIndex(Vocabulary.fromSorted(terms));
     index.grow(Math.max(1024, count));
     index.docs = new DocTable(docs);
@@ -342,83 +325,45 @@ export class TextIndex {
     index.lengths.set(lengths);
     index.totalLength = total;
     index.live = count;
-    const starts = new Float64Array(terms.length + 1);
-    for (let t = 0; t < terms.length; t++) {
-      const size = sizes[t]!;
-      const df = counts[t]!;
-      if (size < 1 || df < 1 || df > count) {
-        throw new Error(`the posting of term ${JSON.stringify(terms[t])} has an invalid size`);
-      }
-      starts[t + 1] = starts[t]! + size;
-    }
-    index.packedTerms = terms;
+    index.loaded = loaded;
     index.terms = terms.slice();
     index.postings = new Array<Posting | undefined>(terms.length);
-    if (starts[terms.length] !== body.postings.length)
-      throw new Error("the postings do not add up to their bytes");
-    index.packed = { bytes: body.postings, starts, counts, docLimit: count };
     return index;
   }
 
   /** The id of `term`, if it was ever indexed. */
   private termId(term: string): number | undefined {
-    const added = this.termIds.get(term);
-    if (added !== undefined) return added;
-    const sorted = this.packedTerms;
-    let lo = 0;
-    let hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (sorted[mid]! < term) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < sorted.length && sorted[lo] === term ? lo : undefined;
+    return this.termIds.get(term) ?? this.loaded?.find(term);
   }
 
   /** Entry numbers by key, built from the entries' ids and scopes the first time it is needed. */
   private keys(): Map<string, number> {
-    if (this.keyMap !== undefined) return this.keyMap;
-    const keys = new Map<string, number>();
-    for (let n = 0; n < this.docs.length; n++) {
-      if (!this.docs.isLive(n)) continue;
-      const id = this.docs.id(n);
-      const scope = this.docs.scope(n);
-      const key = docKey(scope, id);
-      if (keys.has(key)) {
-        throw new MemoryError(
-          "memory_corrupt",
-          `The memory store's snapshot holds the entry id ${JSON.stringify(id)} twice at scope ${scope}. Restore memory.json.bak or remember the entries again.`,
-          { details: { id, scope } },
-        );
-      }
-      keys.set(key, n);
-    }
-    this.keyMap = keys;
-    return keys;
+    this.keyMap ??= this.docs.keys();
+    return this.keyMap;
   }
 
   private dfOf(id: number): number {
     const posting = this.postings[id];
     if (posting !== undefined) return posting.size;
-    return this.packed?.counts[id] ?? 0;
+    return this.loaded !== undefined && id < this.loaded.terms.length ? this.loaded.count(id) : 0;
   }
 
   private posting(id: number): Posting | undefined {
     const posting = this.postings[id];
-    if (posting !== undefined || this.packed === undefined || id >= this.packed.counts.length) return posting;
+    if (posting !== undefined || this.loaded === undefined || id >= this.loaded.terms.length) return posting;
     const decoded = this.decode(id);
     this.postings[id] = decoded;
     return decoded;
   }
 
-  /** The packed posting of term `id`, decoded. */
+  /** The loaded posting of term `id`, decoded. */
   private decode(id: number): Posting {
-    const { bytes, starts, counts, docLimit } = this.packed!;
-    const count = counts[id]!;
+    const loaded = this.loaded!;
+    const count = loaded.count(id);
     const docs = new Int32Array(count);
     const tfs = new Uint32Array(count);
     try {
-      readPosting(bytes, starts[id]!, starts[id + 1]!, count, docLimit, docs, tfs);
+      loaded.decode(id, docs, tfs);
     } catch (error) {
       throw new MemoryError(
         "memory_corrupt",
