@@ -4,7 +4,7 @@
 // whole process (every thread: the main thread, the garbage collector's helpers and the file
 // system threads), and in the heap and array-buffer bytes the reopened store holds.
 
-import { readdir, readFile, stat } from "node:fs/promises";
+import { cp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { MemoryV1 } from "@openrath/core";
 import { bm25Memory } from "@openrath/memory-bm25";
@@ -16,7 +16,7 @@ import {
   visibleScopePaths,
 } from "./memory-stores.js";
 import { elapsedUs } from "./report.js";
-import type { CorpusEntry, SyntheticCorpus } from "./synthetic-corpus.js";
+import { type CorpusEntry, type SyntheticCorpus, syntheticCorpus } from "./synthetic-corpus.js";
 
 /** Entries per `remember` call while indexing. */
 export const BATCH = 1_000;
@@ -203,6 +203,80 @@ export async function measurePersistence(
     appendBytes,
     snapshotRewritten,
   };
+}
+
+/** The default `compactLogBytes` of bm25 and the share of the snapshot that also bounds the log. */
+const COMPACT_LOG_BYTES = 4 * 1024 * 1024;
+const COMPACT_SNAPSHOT_SHARE = 1 / 8;
+/** The log is filled to this share of what triggers a compaction. */
+const LOG_FILL = 0.9;
+/** Reopens of the crashed store. */
+export const REPLAY_RUNS = 3;
+
+/**
+ * The reopen after a crash, at its worst: the saved store at `storeDir` gets more entries (new
+ * ones, in calls of 500) until its change log is just under what triggers a compaction, as a kill -9
+ * right before one leaves it; its directory is copied while the store is open (every batch is
+ * fsynced) and the copy opened {@link REPLAY_RUNS} times, each from a fresh copy: the open replays
+ * the log, analyzing every entry in it again.
+ */
+export async function measureReplay(
+  corpus: SyntheticCorpus,
+  storeDir: string,
+  { progress, topK }: Pick<PersistenceOptions, "progress" | "topK">,
+) {
+  const size = corpus.entries.length;
+  const fmt = size.toLocaleString("en-US");
+  const backend = bm25Memory();
+  const snapshotBytes = (await stat(join(storeDir, "memory.json"))).size;
+  const limit = Math.max(COMPACT_LOG_BYTES, snapshotBytes * COMPACT_SNAPSHOT_SHARE) * LOG_FILL;
+  const extra = syntheticCorpus(Math.ceil(limit / 150), 1, 7_777).entries;
+  progress(`${fmt} entries: filling the change log to ${(limit / 2 ** 20).toFixed(1)} MiB`);
+  const memory = await backend.open({ path: storeDir });
+  const crashed = `${storeDir}-crashed`;
+  let added = 0;
+  try {
+    const logged = () => currentLogBytes(storeDir);
+    while (added < extra.length && (await logged()) < limit) {
+      const batch = extra.slice(added, added + 500);
+      await memory.remember(batch.map((e) => ({ id: `late-${e.id}`, text: e.text })));
+      added += batch.length;
+    }
+    const logBytesAtCrash = await logged();
+    const probe = extra[0]!.words.slice(0, 2).join(" ");
+    const runs: { totalUs: number; cpuUs: number }[] = [];
+    for (let run = 0; run < REPLAY_RUNS; run++) {
+      progress(`${fmt} entries: reopen after a crash ${run + 1}/${REPLAY_RUNS}`);
+      await rm(crashed, { recursive: true, force: true });
+      await cp(storeDir, crashed, { recursive: true });
+      // The copy is not held by this process: its lock file named the store that is still open.
+      await rm(join(crashed, "memory.lock"), { force: true });
+      collect();
+      const cpu = process.cpuUsage();
+      const start = process.hrtime.bigint();
+      const reopened = await backend.open({ path: crashed });
+      const hits = await reopened.recall(probe, { topK });
+      const totalUs = elapsedUs(start);
+      const used = process.cpuUsage(cpu);
+      if (hits.length === 0) throw new Error(`the crashed store found nothing for ${JSON.stringify(probe)}`);
+      runs.push({ totalUs, cpuUs: used.user + used.system });
+      await reopened.close();
+    }
+    return { entriesInLog: added, logBytes: logBytesAtCrash, limitBytes: limit / LOG_FILL, runs };
+  } finally {
+    await memory.close();
+    await rm(crashed, { recursive: true, force: true });
+  }
+}
+
+/** Bytes of the newest change-log generation of a bm25 store directory (the one an open replays). */
+async function currentLogBytes(dir: string): Promise<number> {
+  const generations = (await readdir(dir))
+    .map((name) => /^memory-(\d+)\.log$/.exec(name)?.[1])
+    .filter((g) => g !== undefined)
+    .map(Number);
+  if (generations.length === 0) return 0;
+  return (await stat(join(dir, `memory-${Math.max(...generations)}.log`))).size;
 }
 
 /** Bytes of the change-log files of a bm25 store directory. */
