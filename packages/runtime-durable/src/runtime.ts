@@ -1,6 +1,6 @@
 import type { JsonObject, Session } from "@openrath/core";
 import { baseOf, encodeCheckpoint, restoreSession } from "./checkpoint-codec.js";
-import type { RunEvent, RunRecord } from "./contract/records.js";
+import type { CheckpointWrite, RunEvent, RunRecord, SubmitInput } from "./contract/records.js";
 import type { RunStoreV1 } from "./contract/run-store.js";
 import type { SignalsV1 } from "./contract/signals.js";
 import { isTerminal, type RunStatus } from "./contract/status.js";
@@ -15,7 +15,7 @@ import type { JournalStoreV1 } from "./journal/journal-store.js";
 import { publishingJournal } from "./journal/publishing-journal.js";
 import { type FollowedEvent, type FollowRunOptions, followRun } from "./signals/follow-run.js";
 import { publishCommits } from "./signals/publishing-store.js";
-import { FreshVisits, SubmittedSessions } from "./worker/handoff.js";
+import { EndedRuns, FreshVisits, RecentIds, SubmittedSessions } from "./worker/handoff.js";
 import { DurableWorker, type WorkerOptions } from "./worker/worker.js";
 
 /** Options of {@link createDurableRuntime}. */
@@ -70,6 +70,10 @@ export class DurableRuntime {
   private readonly byName = new Map<string, CompiledPlan>();
   /** Sessions submitted here, for this runtime's workers (their first step needs no read). */
   private readonly submitted = new SubmittedSessions();
+  /** Runs this runtime's workers ended, for its waiters (no read for what a worker here just wrote). */
+  private readonly endedRuns = new EndedRuns();
+  /** Session ids this runtime submitted or read back: they have checkpoints, so no new-session attempt. */
+  private readonly checkpointed = new RecentIds();
 
   constructor(options: DurableRuntimeOptions) {
     this.signals = options.signals ?? options.store.signals;
@@ -157,16 +161,8 @@ export class DurableRuntime {
     }
     const deadline = options.deadline === undefined ? undefined : +options.deadline;
     const notBefore = options.notBefore === undefined ? undefined : +options.notBefore;
-    const head = await this.store.findSessionHead(tenantId, [
-      session.id,
-      ...session.lineage.parents.map((p) => p.id),
-    ]);
-    const encoded = encodeCheckpoint(session, head ? baseOf(head) : null, {
-      sequence: 0,
-      stepId: null,
-      nextStep: entry,
-    });
-    const write = encoded.write;
+    const sessionIds = [session.id, ...session.lineage.parents.map((p) => p.id)];
+    const fields = { sequence: 0, stepId: null, nextStep: entry };
     // Only compared when the key is reused: without a key, no fingerprint (and no serialization of the session).
     const fingerprint =
       options.idempotencyKey === undefined
@@ -181,10 +177,10 @@ export class DurableRuntime {
               session: sha256(JSON.stringify(session.toJSON())),
             }),
           );
-    const { run, created } = await this.store.submit({
+    const input = (checkpoint: CheckpointWrite): SubmitInput => ({
       tenantId,
       planHash,
-      checkpoint: write,
+      checkpoint,
       priority,
       fingerprint,
       ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }),
@@ -192,8 +188,31 @@ export class DurableRuntime {
       ...(notBefore === undefined ? {} : { notBefore }),
       ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
     });
-    if (created) this.submitted.put(run, session, encoded.next(run.checkpointId));
-    return run;
+    const settle = this.submitted.begin(tenantId, session.id);
+    try {
+      // A session this runtime has not seen checkpointed is tried as a new one first (one round
+      // trip); the store refuses if it has a head after all, and the submission is encoded against it.
+      let result: { readonly run: RunRecord; readonly created: boolean } | undefined;
+      let encoded = encodeCheckpoint(session, null, fields);
+      if (this.store.submitIfNew && !this.checkpointed.has(session.id))
+        result = await this.store.submitIfNew(input(encoded.write), sessionIds);
+      if (result === undefined) {
+        const head = await this.store.findSessionHead(tenantId, sessionIds);
+        encoded = encodeCheckpoint(session, head ? baseOf(head) : null, fields);
+        result = await this.store.submit(input(encoded.write));
+      }
+      this.checkpointed.add(session.id);
+      const { run, created } = result;
+      settle(
+        created
+          ? { runId: run.id, session, base: encoded.next(run.checkpointId), checkpointId: run.checkpointId }
+          : undefined,
+      );
+      return run;
+    } catch (error) {
+      settle();
+      throw error;
+    }
   }
 
   private async entryOf(planHash: string): Promise<string> {
@@ -227,6 +246,7 @@ export class DurableRuntime {
     let pending = false;
     const done = (status: RunStatus) =>
       isTerminal(status) || (options.parked === true && (status === "waiting" || status === "needs_review"));
+    let final = false;
     const stop = await this.signals.subscribe(`run:${runId}`, (signal) => {
       // A live payload changes nothing stored, and a known non-final status needs no read.
       if (
@@ -235,16 +255,27 @@ export class DurableRuntime {
       )
         return;
       pending = true;
+      final ||= signal.kind === "event" && signal.status !== undefined && isTerminal(signal.status);
       const w = wake;
       wake = undefined;
       w?.();
     });
     const onAbort = () => wake?.();
     options.signal?.addEventListener("abort", onAbort);
+    // A run a worker of this runtime ended: its final record, without a read.
+    const endedHere = () => {
+      const run = this.endedRuns.get(runId);
+      return run && done(run.status) ? run : undefined;
+    };
     try {
       for (;;) {
         options.signal?.throwIfAborted();
         pending = false;
+        // An embedded store announces the end before its worker has the record back: let it land.
+        if (final) await new Promise((resolve) => setImmediate(resolve));
+        final = false;
+        const known = endedHere();
+        if (known) return known;
         const run = await this.store.getRun(runId);
         if (!run) throw new DurableError("run_not_found", `No run ${runId}.`, { details: { runId } });
         if (done(run.status)) return run;
@@ -281,7 +312,9 @@ export class DurableRuntime {
     const checkpoint = await this.store.loadCheckpoint(runId, sequence);
     if (!checkpoint)
       throw new DurableError("run_not_found", `No checkpoint ${sequence ?? "(latest)"} for run ${runId}.`);
-    return restoreSession(checkpoint);
+    const session = restoreSession(checkpoint);
+    this.checkpointed.add(session.id);
+    return session;
   }
 
   /**
@@ -367,7 +400,11 @@ export class DurableRuntime {
       this.signals,
       options.plans ?? this.plans,
       { ...options, ...(middleware ? { middleware } : {}) },
-      { handoff: this.submitted, ...(journaled ? { fresh } : {}) },
+      {
+        handoff: this.submitted,
+        ended: (run) => this.endedRuns.add(run),
+        ...(journaled ? { fresh } : {}),
+      },
     );
   }
 }

@@ -24,7 +24,16 @@ import { mapDriverError, type StoreContext, storeContext } from "./store/context
 import { readEvents } from "./store/events.js";
 import { expireInterrupts } from "./store/interrupts.js";
 import { journalStore } from "./store/journal-store.js";
-import { claimRuns, getRun, heartbeat, isUuid, listRuns, reclaimRuns, submitRun } from "./store/runs.js";
+import {
+  claimRuns,
+  getRun,
+  heartbeat,
+  isUuid,
+  listRuns,
+  reclaimRuns,
+  submitIfNew,
+  submitRun,
+} from "./store/runs.js";
 import {
   appendEvent,
   cancelRun,
@@ -196,6 +205,8 @@ class KyselyRunStore implements RunStoreV1 {
   }
 
   submit: RunStoreV1["submit"] = (input) => this.run(() => submitRun(this.c, input));
+  submitIfNew: NonNullable<RunStoreV1["submitIfNew"]> = (input, sessionIds) =>
+    this.run(() => submitIfNew(this.c, input, sessionIds));
   getRun: RunStoreV1["getRun"] = (runId, tenantId) => this.run(() => getRun(this.c, runId, tenantId));
   listRuns: RunStoreV1["listRuns"] = (query) => this.run(() => listRuns(this.c, query));
   claim: RunStoreV1["claim"] = (request) => this.run(() => claimRuns(this.c, request));
@@ -268,7 +279,7 @@ async function open(
   // biome-ignore lint/suspicious/noExplicitAny: raw SQL store.
   db: Kysely<any>,
   options: StoreOptionsBase & { migrateDefault: boolean },
-  makeSignals: (c: StoreContext) => SignalsV1,
+  makeSignals: (c: StoreContext) => ReturnType<typeof notifySignals>,
   capabilities: RunStoreCapabilities,
   onClose: () => Promise<void>,
 ): Promise<RunStoreV1> {
@@ -291,8 +302,15 @@ async function open(
     await onClose().catch(() => {});
     throw mapDriverError(error);
   }
-  const c = storeContext(db, schema);
-  return new KyselyRunStore(name, capabilities, makeSignals(c), c, onClose, options.journalDurability);
+  // A server: frequent writes publish after commit (see StoreContext.publish); PGlite notifies inside.
+  let signals: ReturnType<typeof notifySignals> | undefined;
+  const c = storeContext(
+    db,
+    schema,
+    capabilities.multiProcess ? (committed) => signals?.publishCommitted(committed) : undefined,
+  );
+  signals = makeSignals(c);
+  return new KyselyRunStore(name, capabilities, signals, c, onClose, options.journalDurability);
 }
 
 /**

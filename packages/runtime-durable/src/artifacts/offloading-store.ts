@@ -98,6 +98,13 @@ export function withArtifactOffload(store: RunStoreV1, options: ArtifactOffloadO
       tenants.set(result.run.id, result.run.tenantId);
       return result;
     },
+    async submitIfNew(input, sessionIds) {
+      if (!store.submitIfNew) return undefined;
+      const checkpoint = await offloadWrite(input.checkpoint, async () => input.tenantId);
+      const result = await store.submitIfNew({ ...input, checkpoint }, sessionIds);
+      if (result) tenants.set(result.run.id, result.run.tenantId);
+      return result;
+    },
     async commitStep(fence, checkpoint, expectedVersion) {
       const write = await offloadWrite(checkpoint, () => tenantOf(fence.runId));
       return store.commitStep(fence, write, expectedVersion);

@@ -91,6 +91,20 @@ export interface RunStoreV1 {
    */
   submit(input: SubmitInput): Promise<{ readonly run: RunRecord; readonly created: boolean }>;
 
+  /**
+   * {@link submit} for a session the store has not seen: writes the run only when none of
+   * `sessionIds` (the session's id and its lineage parents') has a checkpoint in the tenant, so a
+   * checkpoint 0 encoded without a base loses no sharing; otherwise writes nothing and resolves
+   * `undefined`, and the caller encodes against {@link findSessionHead} and submits. A new
+   * conversation then costs one round trip, not two. Optional.
+   *
+   * @throws what `submit` throws.
+   */
+  submitIfNew?(
+    input: SubmitInput,
+    sessionIds: readonly string[],
+  ): Promise<{ readonly run: RunRecord; readonly created: boolean } | undefined>;
+
   /** The run, or `undefined`. With `tenantId`, a run of another tenant is `undefined` too. */
   getRun(runId: string, tenantId?: string): Promise<RunRecord | undefined>;
   /** Runs of a tenant, oldest first, keyset-paginated by `after`. */

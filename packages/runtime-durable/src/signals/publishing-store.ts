@@ -16,6 +16,11 @@ const AFTER_COMMIT: Partial<
     publish(workOf(result.run));
     publish(eventOf(result.run));
   },
+  submitIfNew: (result: { run: RunRecord; created: boolean } | undefined, _args, publish) => {
+    if (!result?.created) return;
+    publish(workOf(result.run));
+    publish(eventOf(result.run));
+  },
   claim: (claims: Claim[], _args, publish) => {
     for (const claim of claims) publish(eventOf(claim.run));
   },

@@ -1,6 +1,6 @@
 import { type JsonValue, OpenRathError, Session } from "@openrath/core";
 import { baseOf, type CheckpointBase, encodeCheckpoint, restoreSession } from "../checkpoint-codec.js";
-import type { Claim, Fence, RunErrorInfo, RunRecord } from "../contract/records.js";
+import type { Claim, Fence, FinishInput, RunErrorInfo, RunRecord } from "../contract/records.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
 import type { SignalsV1 } from "../contract/signals.js";
 import type { StepContext, StepLogger, StepMiddleware } from "../contract/step-context.js";
@@ -24,6 +24,8 @@ export interface ExecutionEnv {
   readonly handoff?: SubmittedSessions;
   /** Step visits known to have an empty journal (opened without a read). */
   readonly fresh?: FreshVisits;
+  /** Told of every run this worker ended, with its final record (for waiters in this process). */
+  readonly ended?: (run: RunRecord) => void;
 }
 
 /** The reason a run's controller was aborted with, telling the executor how to end. */
@@ -65,9 +67,15 @@ export async function executeRun(
   // The run's last stored sequence as this worker knows it: live events are tagged with it so a
   // follower yields them after the stored events they follow.
   const seen = { seq: claim.run.eventSeq };
+  // Every end goes through here, so this process's waiters learn the final record without a read.
+  const finish = async (input: FinishInput) => {
+    const ended = await store.finish(fence, input);
+    env.ended?.(ended);
+    return ended;
+  };
   const failRun = (error: RunErrorInfo) =>
     env
-      .write(fence, () => store.finish(fence, { status: "failed", error }))
+      .write(fence, () => finish({ status: "failed", error }))
       .catch((e) => {
         if (!isStale(e)) throw e;
       });
@@ -75,7 +83,7 @@ export async function executeRun(
   let session: Session;
   let base: CheckpointBase;
   try {
-    const handed = env.handoff?.take(run);
+    const handed = await env.handoff?.take(run);
     if (handed) {
       ({ session, base } = handed);
     } else {
@@ -105,7 +113,7 @@ export async function executeRun(
     if (run.deadline !== null && (await store.now()) >= run.deadline) {
       await env
         .write(fence, () =>
-          store.finish(fence, {
+          finish({
             status: "timed_out",
             error: { code: "deadline_exceeded", message: "The run passed its deadline.", stepId: stepId! },
           }),
@@ -188,7 +196,7 @@ export async function executeRun(
       if (timedOutByDeadline) {
         await env
           .write(fence, () =>
-            store.finish(fence, {
+            finish({
               status: "timed_out",
               error: { code: "deadline_exceeded", message: "The run passed its deadline.", stepId: node.id },
             }),
@@ -215,7 +223,7 @@ export async function executeRun(
           if (!permanent && attempt < maxAttempts && node.kind === "step") {
             await store.scheduleRetry(fence, { delayMs: retryDelayMs(node.retry, attempt), error: info });
           } else {
-            await store.finish(fence, {
+            await finish({
               status: info.code === "step_timeout" ? "timed_out" : "failed",
               error: info,
             });
@@ -231,7 +239,7 @@ export async function executeRun(
     try {
       run = await env.write(fence, () =>
         next === null
-          ? store.finish(fence, { status: "succeeded", checkpoint: encoded.write })
+          ? finish({ status: "succeeded", checkpoint: encoded.write })
           : store.commitStep(fence, encoded.write),
       );
     } catch (error) {

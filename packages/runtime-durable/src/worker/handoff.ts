@@ -6,31 +6,65 @@ import type { JournalStoreV1 } from "../journal/journal-store.js";
 /** How many submitted sessions are kept for this process's workers (the oldest go first). */
 const HANDOFF_LIMIT = 512;
 
+interface Handed {
+  readonly runId: string;
+  readonly session: Session;
+  readonly base: CheckpointBase;
+  readonly checkpointId: number;
+}
+
 /**
  * Sessions this process submitted, kept until a worker of the same runtime claims their run: the
  * first step then starts from the Session in memory instead of reading checkpoint 0 back. Only a
  * run still at the checkpoint it was submitted with matches; anything else is read from the store.
  * Entries of runs another process claims are dropped oldest first.
+ *
+ * A worker may claim a run before the submitting call has its answer back (another connection's
+ * reply can be handled first), so a submission in flight is registered by its session before it
+ * is sent, and a claim of that session waits for it.
  */
 export class SubmittedSessions {
-  private readonly entries = new Map<
-    string,
-    { readonly session: Session; readonly base: CheckpointBase; readonly checkpointId: number }
-  >();
+  private readonly entries = new Map<string, Handed>();
+  private readonly inFlight = new Map<string, Set<Promise<Handed | undefined>>>();
 
-  /** Remembers the session `run` was submitted with and the base its next checkpoint encodes against. */
-  put(run: RunRecord, session: Session, base: CheckpointBase): void {
-    if (this.entries.size >= HANDOFF_LIMIT) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(run.id, { session, base, checkpointId: run.checkpointId });
+  /**
+   * Registers a submission of `sessionId` about to be sent; call the returned function with the
+   * run (and its session and base) once it is answered, or with nothing when it failed.
+   */
+  begin(tenantId: string, sessionId: string): (handed?: Handed) => void {
+    const key = `${tenantId}\u0000${sessionId}`;
+    let settle!: (handed: Handed | undefined) => void;
+    const promise = new Promise<Handed | undefined>((resolve) => {
+      settle = resolve;
+    });
+    let set = this.inFlight.get(key);
+    if (!set) {
+      set = new Set();
+      this.inFlight.set(key, set);
+    }
+    set.add(promise);
+    return (handed) => {
+      set.delete(promise);
+      if (set.size === 0 && this.inFlight.get(key) === set) this.inFlight.delete(key);
+      if (handed) {
+        if (this.entries.size >= HANDOFF_LIMIT) this.entries.delete(this.entries.keys().next().value!);
+        this.entries.set(handed.runId, handed);
+      }
+      settle(handed);
+    };
   }
 
   /** The submitted session of a freshly claimed `run`, once; `undefined` when it moved on or is unknown. */
-  take(run: RunRecord): { readonly session: Session; readonly base: CheckpointBase } | undefined {
-    const entry = this.entries.get(run.id);
+  async take(run: RunRecord): Promise<{ readonly session: Session; readonly base: CheckpointBase } | undefined> {
+    if (run.checkpointSeq !== 0) return undefined;
+    let entry = this.entries.get(run.id);
+    if (entry === undefined) {
+      const pending = this.inFlight.get(`${run.tenantId}\u0000${run.sessionId}`);
+      if (pending) entry = (await Promise.all(pending)).find((handed) => handed?.runId === run.id);
+    }
     if (entry === undefined) return undefined;
     this.entries.delete(run.id);
-    if (run.checkpointSeq !== 0 || run.checkpointId !== entry.checkpointId) return undefined;
-    return entry;
+    return run.checkpointId === entry.checkpointId ? entry : undefined;
   }
 }
 
@@ -76,5 +110,43 @@ export class FreshVisits {
         return typeof value === "function" ? value.bind(journal) : value;
       },
     });
+  }
+}
+
+/** How many ended runs are remembered for waiters in this process. */
+const ENDED_LIMIT = 1024;
+
+/**
+ * The final records of runs this process's workers ended, for `runtime.wait` in the same process:
+ * a terminal run never changes again, so the record its worker got back from the store is the
+ * one a read would return. Bounded; the oldest go first.
+ */
+export class EndedRuns {
+  private readonly runs = new Map<string, RunRecord>();
+
+  add(run: RunRecord): void {
+    if (this.runs.size >= ENDED_LIMIT) this.runs.delete(this.runs.keys().next().value!);
+    this.runs.set(run.id, run);
+  }
+
+  get(runId: string): RunRecord | undefined {
+    return this.runs.get(runId);
+  }
+}
+
+/** A bounded set of ids, the oldest forgotten first. */
+export class RecentIds {
+  private readonly ids = new Set<string>();
+
+  constructor(private readonly limit = 4096) {}
+
+  add(id: string): void {
+    this.ids.delete(id);
+    if (this.ids.size >= this.limit) this.ids.delete(this.ids.values().next().value!);
+    this.ids.add(id);
+  }
+
+  has(id: string): boolean {
+    return this.ids.has(id);
   }
 }

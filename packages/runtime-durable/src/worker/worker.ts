@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { OpenRathError } from "@openrath/core";
-import type { Claim, Fence } from "../contract/records.js";
+import type { Claim, Fence, RunRecord } from "../contract/records.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
 import type { SignalsV1 } from "../contract/signals.js";
 import type { StepLogger, StepMiddleware } from "../contract/step-context.js";
@@ -16,6 +16,8 @@ import type { FreshVisits, SubmittedSessions } from "./handoff.js";
 export interface WorkerHints {
   readonly handoff?: SubmittedSessions;
   readonly fresh?: FreshVisits;
+  /** Told of every run the worker ended, with its final record. */
+  readonly ended?: (run: RunRecord) => void;
 }
 
 /** Options of a {@link DurableWorker}. */
@@ -203,6 +205,8 @@ export class DurableWorker {
         }
       }
       await this.sleep();
+      // Several wake-ups at once (runs ending, work signals) become one claim for all free slots.
+      await new Promise((resolve) => setImmediate(resolve));
     }
   }
 

@@ -29,6 +29,11 @@ export interface NotifyTransport {
   start(onNotify: (channel: string, payload: string) => void, onReconnect: () => void): Promise<void>;
   /** Sends `pg_notify(channel, payload)`. */
   notify(channel: string, payload: string): Promise<void>;
+  /**
+   * Sends several notifications in one statement outside any write's transaction (after their
+   * commits). Fire-and-forget: a lost notification is a delayed wake-up, never lost state.
+   */
+  notifyBatch?(notifications: readonly (readonly [channel: string, payload: string])[]): void;
   stop(): Promise<void>;
 }
 
@@ -39,12 +44,22 @@ export interface NotifyTransport {
  * gets a catch-up signal (`work`, and `event` with `seq: -1` per watched run) so nothing sent
  * while it was away is missed for long.
  */
+/** The channel and payload a signal is notified with. */
+export function notificationOf(channels: NotifyChannels, signal: Signal): readonly [string, string] {
+  if (signal.kind === "work") return [channels.work, signal.planHash ?? ""];
+  if (signal.kind === "cancel") return [channels.cancel, signal.runId];
+  return [channels.events, `${signal.runId}:${signal.seq}${signal.status ? `:${signal.status}` : ""}`];
+}
+
 export function notifySignals(
   name: string,
   channels: NotifyChannels,
   transport: NotifyTransport,
   crossProcess: boolean,
-): SignalsV1 {
+): SignalsV1 & {
+  /** Publishes committed writes' signals, batched and fire-and-forget (see `NotifyTransport.notifyBatch`). */
+  publishCommitted(signals: readonly Signal[]): void;
+} {
   const local = inProcessSignals(name);
   const watched = new Map<string, number>();
   let started: Promise<void> | undefined;
@@ -66,13 +81,13 @@ export function notifySignals(
     name,
     capabilities: { crossProcess, livePayloads: false },
     async publish(signal) {
-      if (signal.kind === "work") await transport.notify(channels.work, signal.planHash ?? "");
-      else if (signal.kind === "cancel") await transport.notify(channels.cancel, signal.runId);
-      else
-        await transport.notify(
-          channels.events,
-          `${signal.runId}:${signal.seq}${signal.status ? `:${signal.status}` : ""}`,
-        );
+      const [channel, payload] = notificationOf(channels, signal);
+      await transport.notify(channel, payload);
+    },
+    publishCommitted(signals) {
+      const notifications = signals.map((signal) => notificationOf(channels, signal));
+      if (transport.notifyBatch) transport.notifyBatch(notifications);
+      else for (const [channel, payload] of notifications) transport.notify(channel, payload).catch(() => {});
     },
     async subscribe(topic, listener) {
       await start();

@@ -12,7 +12,30 @@ export function pgTransport(
   notify: (channel: string, payload: string) => Promise<void>,
 ): NotifyTransport {
   let client: pg.Client | undefined;
+  /** The listening client once it listens: it also sends the batched notifications. */
+  let ready: pg.Client | undefined;
   let stopped = false;
+  const pending: (readonly [string, string])[] = [];
+  let sending = false;
+  // One batch in flight at a time, on the listening connection (idle between notifications), so
+  // notifications leave in order, never wait for a pool connection, and under load go many per statement.
+  const flush = () => {
+    if (sending || pending.length === 0 || stopped) return;
+    const batch = pending.splice(0);
+    sending = true;
+    const sent = ready
+      ? ready.query(
+          "select pg_notify(n.channel, n.payload) from unnest($1::text[], $2::text[]) as n(channel, payload)",
+          [batch.map(([channel]) => channel), batch.map(([, payload]) => payload)],
+        )
+      : Promise.all(batch.map(([channel, payload]) => notify(channel, payload)));
+    sent
+      .catch(() => {})
+      .finally(() => {
+        sending = false;
+        flush();
+      });
+  };
   let timer: NodeJS.Timeout | undefined;
   let delay = 100;
   const listen = async (
@@ -25,6 +48,7 @@ export function pgTransport(
     const retry = () => {
       if (stopped || client !== next) return;
       client = undefined;
+      ready = undefined;
       next.removeAllListeners("error");
       next.on("error", () => {});
       next.end().catch(() => {});
@@ -42,6 +66,7 @@ export function pgTransport(
         await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
       }
       delay = 100;
+      ready = next;
       if (!first) onReconnect();
     } catch (error) {
       if (first) {
@@ -58,8 +83,13 @@ export function pgTransport(
   return {
     start: (onNotify, onReconnect) => listen(onNotify, onReconnect, true),
     notify,
+    notifyBatch(notifications) {
+      pending.push(...notifications);
+      flush();
+    },
     async stop() {
       stopped = true;
+      ready = undefined;
       if (timer) clearTimeout(timer);
       const c = client;
       client = undefined;

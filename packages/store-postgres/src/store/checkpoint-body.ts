@@ -55,6 +55,9 @@ const DEFLATE_1 = 1;
 /** Deflated with {@link DICTIONARY_1} and then the base's {@link ChainContext}. */
 const DEFLATE_BASE = 2;
 
+/** Bodies and dictionaries up to this many bytes are deflated with a 4 KiB window. */
+const SMALL_WINDOW = 4096;
+
 /** How many chunks of the base's list end its context. */
 const CONTEXT_CHUNKS = 2;
 
@@ -164,9 +167,11 @@ export function encodeBody(body: BodyContent, base?: ChainContext): Buffer {
   if (body.chunks.length > 0) json.c = body.chunks;
   const raw = Buffer.from(JSON.stringify(json), "utf8");
   const format = base === undefined ? DEFLATE_1 : DEFLATE_BASE;
-  const deflated = deflateRawSync(raw, {
-    dictionary: base === undefined ? DICTIONARY_1 : dictionaryFor(base),
-  });
+  const dictionary = base === undefined ? DICTIONARY_1 : dictionaryFor(base);
+  // A small body needs no 32 KiB window (its setup costs more than the compression): 4 KiB holds
+  // it and its dictionary. Any window inflates with the default one.
+  const small = raw.length + dictionary.length <= SMALL_WINDOW;
+  const deflated = deflateRawSync(raw, small ? { dictionary, windowBits: 12, memLevel: 5 } : { dictionary });
   return deflated.length < raw.length
     ? Buffer.concat([Buffer.of(format), deflated])
     : Buffer.concat([Buffer.of(RAW), raw]);

@@ -1,5 +1,11 @@
 import type { JsonObject } from "@openrath/core";
-import { DurableError, type RunErrorInfo, type RunRecord, type RunStatus } from "@openrath/runtime-durable";
+import {
+  DurableError,
+  type RunErrorInfo,
+  type RunRecord,
+  type RunStatus,
+  type Signal,
+} from "@openrath/runtime-durable";
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { ChainContext } from "./checkpoint-body.js";
 
@@ -30,6 +36,14 @@ export interface StoreContext {
    * checkpoint id (see `ChainContext`); a miss only costs compression.
    */
   readonly contexts: ContextCache;
+  /**
+   * When set, the frequent writes (submit, step commits, finishes, retries, releases, parks, events)
+   * do not `NOTIFY` inside their transaction; their signals are handed here once it has committed.
+   * PostgreSQL serializes the commits of all transactions that notify (a lock held until the commit
+   * record is flushed), so notifying inside would make concurrent commits wait for each other's
+   * flushes instead of sharing one. PGlite (one connection) notifies inside.
+   */
+  readonly publish?: (signals: readonly Signal[]) => void;
 }
 
 /** A bounded map of checkpoint id → chain context; the oldest entries go first. */
@@ -55,6 +69,7 @@ export function storeContext(
   // biome-ignore lint/suspicious/noExplicitAny: see StoreContext.db.
   db: Kysely<any>,
   schema: string,
+  publish?: (signals: readonly Signal[]) => void,
 ): StoreContext {
   const table = (name: string) => sql.table(`${schema}.${name}`) as unknown as RawBuilder<unknown>;
   return {
@@ -74,6 +89,7 @@ export function storeContext(
     },
     channels: { work: `${schema}_work`, cancel: `${schema}_cancel`, events: `${schema}_events` },
     contexts: new ContextCache(),
+    ...(publish ? { publish } : {}),
   };
 }
 
@@ -191,4 +207,9 @@ export function mapDriverError(error: unknown): unknown {
     cause: error,
     details: { code, retryable: true },
   });
+}
+
+/** The `event` signal of a run's committed change. */
+export function eventSignal(run: Pick<RunRecord, "id" | "eventSeq" | "status">): Signal {
+  return { kind: "event", runId: run.id, seq: run.eventSeq, status: run.status };
 }

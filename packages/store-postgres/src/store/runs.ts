@@ -22,11 +22,33 @@ export function newRunId(now = Date.now()): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7${rest.slice(13, 16)}-${((Number.parseInt(rest[16]!, 16) & 0x3) | 0x8).toString(16)}${rest.slice(17, 20)}-${rest.slice(20, 32)}`;
 }
 
-/** Submits a run with its checkpoint 0; see `RunStoreV1.submit`. */
+/** See `RunStoreV1.submitIfNew`: {@link submitRun} guarded by the sessions' heads. */
+export async function submitIfNew(
+  c: StoreContext,
+  input: SubmitInput,
+  sessionIds: readonly string[],
+): Promise<{ run: RunRecord; created: boolean } | undefined> {
+  return submitRun(c, input, sessionIds);
+}
+
+/**
+ * Submits a run with its checkpoint 0; see `RunStoreV1.submit`. With `unlessHeads`, writes nothing
+ * (and resolves `undefined`) when one of those session ids has a checkpoint in the tenant.
+ */
 export async function submitRun(
   c: StoreContext,
   input: SubmitInput,
-): Promise<{ run: RunRecord; created: boolean }> {
+): Promise<{ run: RunRecord; created: boolean }>;
+export async function submitRun(
+  c: StoreContext,
+  input: SubmitInput,
+  unlessHeads: readonly string[],
+): Promise<{ run: RunRecord; created: boolean } | undefined>;
+export async function submitRun(
+  c: StoreContext,
+  input: SubmitInput,
+  unlessHeads?: readonly string[],
+): Promise<{ run: RunRecord; created: boolean } | undefined> {
   const { runs, events, plans } = c.t;
   const id = newRunId();
   const cp = checkpointValues(c, input.checkpoint);
@@ -44,6 +66,7 @@ export async function submitRun(
         ${input.idempotencyKey ?? null}, ${input.fingerprint}, ${input.checkpoint.nextStep}, ${deadline}, ${metadata},
         coalesce(${notBefore}::timestamptz, now()), now(), 1, 0, cid.id
       from plan, cid
+      ${unlessHeads ? sql`where not exists (select 1 from ${c.t.heads} h where h.tenant_id = ${input.tenantId} and h.session_id = any(${[...unlessHeads]}::text[]))` : sql``}
       on conflict do nothing
       returning ${RUN_COLUMNS}
     ),
@@ -55,7 +78,7 @@ export async function submitRun(
       select ins.id, 1, 'run.created', json_build_object('status', 'queued', 'planHash', ins.plan_hash, 'sessionId', ins.session_id)::text
       from ins
     ),
-    nt as (select pg_notify(${c.channels.work}, ins.plan_hash) from ins)
+    nt as (${c.publish ? sql`select 1 from ins where false` : sql`select pg_notify(${c.channels.work}, ins.plan_hash) from ins`})
     select ins.*, (select count(*) from nt) as notified, (select count(*) from cp) as checkpoints from ins`.execute(
     c.db,
   );
@@ -63,7 +86,13 @@ export async function submitRun(
   if (row) {
     const run = toRun(row);
     c.contexts.set(run.checkpointId, cp.context);
+    c.publish?.([{ kind: "work", planHash: run.planHash }]);
     return { run, created: true };
+  }
+  if (unlessHeads) {
+    const head = await sql<{ found: boolean }>`select exists (select 1 from ${c.t.heads} h
+      where h.tenant_id = ${input.tenantId} and h.session_id = any(${[...unlessHeads]}::text[])) as found`.execute(c.db);
+    if (head.rows[0]?.found) return undefined;
   }
 
   const plan = await sql`select 1 from ${plans} where hash = ${input.planHash}`.execute(c.db);
@@ -102,7 +131,7 @@ export async function submitRun(
     );
   }
   // A concurrent submission won the race and finished between the insert and the checks: try again.
-  return submitRun(c, input);
+  return unlessHeads ? submitRun(c, input, unlessHeads) : submitRun(c, input);
 }
 
 /** See `RunStoreV1.getRun`. */

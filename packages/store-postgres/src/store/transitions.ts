@@ -21,7 +21,7 @@ import {
   insertCheckpoint,
   upsertHead,
 } from "./chunk-rows.js";
-import { RUN_COLUMNS, type RunRow, runColumns, type StoreContext, toRun } from "./context.js";
+import { eventSignal, RUN_COLUMNS, type RunRow, runColumns, type StoreContext, toRun } from "./context.js";
 import { isUuid } from "./runs.js";
 
 /** The fence guard every worker write carries: the lease is current by token, holder and database clock. */
@@ -113,15 +113,29 @@ function checkpointCtes(c: StoreContext, cp: CheckpointValues, event: boolean) {
     hd as (${upsertHead(c, cp, upd)})`;
 }
 
-function notifyEvent(c: StoreContext) {
+/**
+ * The `nt` CTE notifying the run's event (and, with `work`, a work signal) inside the statement,
+ * or nothing when the store publishes after commit (`c.publish`; the caller then calls
+ * {@link published}).
+ */
+function notifyEvent(c: StoreContext, work = false) {
+  if (c.publish)
+    return sql`,
+    nt as (select 1 from upd where false)`;
   return sql`,
-    nt as (select pg_notify(${c.channels.events}, upd.id || ':' || upd.event_seq || ':' || upd.status) from upd)`;
+    nt as (select pg_notify(${c.channels.events}, upd.id || ':' || upd.event_seq || ':' || upd.status) from upd
+      ${work ? sql`union all select pg_notify(${c.channels.work}, upd.plan_hash) from upd` : sql``})`;
 }
 
-function eventAndNotify(c: StoreContext, type: string, data: RawBuilder<unknown> | string) {
+function eventAndNotify(c: StoreContext, type: string, data: RawBuilder<unknown> | string, work = false) {
   return sql`,
-    ev as (insert into ${c.t.events} (run_id, seq, type, data) select upd.id, upd.event_seq, ${type}, ${data} from upd),
-    nt as (select pg_notify(${c.channels.events}, upd.id || ':' || upd.event_seq || ':' || upd.status) from upd)`;
+    ev as (insert into ${c.t.events} (run_id, seq, type, data) select upd.id, upd.event_seq, ${type}, ${data} from upd)${notifyEvent(c, work)}`;
+}
+
+/** After a committed write: the signals the statement did not send itself (see {@link notifyEvent}). */
+function published(c: StoreContext, run: RunRecord, work = false): RunRecord {
+  c.publish?.(work ? [eventSignal(run), { kind: "work", planHash: run.planHash }] : [eventSignal(run)]);
+  return run;
 }
 
 /** See `RunStoreV1.commitStep`. */
@@ -156,7 +170,7 @@ export async function commitStep(
     });
   const run = toRun(row);
   c.contexts.set(run.checkpointId, cp.context);
-  return run;
+  return published(c, run);
 }
 
 /** See `RunStoreV1.finish`. */
@@ -188,7 +202,7 @@ export async function finishRun(c: StoreContext, fence: Fence, input: FinishInpu
     return diagnose(c, fence, `finish (${input.status})`, write ? { seq: write.sequence } : undefined);
   const run = toRun(row);
   if (cp) c.contexts.set(run.checkpointId, cp.context);
-  return run;
+  return published(c, run);
 }
 
 /** See `RunStoreV1.scheduleRetry`. */
@@ -209,12 +223,12 @@ export async function scheduleRetry(
       c,
       "run.retry.scheduled",
       sql`json_build_object('from', 'running', 'to', 'queued', 'attempt', (select attempt from upd), 'delayMs', ${delay}::int, 'error', ${JSON.stringify(input.error)}::json)::text`,
-    )},
-    nw as (select pg_notify(${c.channels.work}, upd.plan_hash) from upd)
-    select upd.*, (select count(*) from nt) + (select count(*) from nw) as notified from upd`.execute(c.db);
+      true,
+    )}
+    select upd.*, (select count(*) from nt) as notified from upd`.execute(c.db);
   const row = result.rows[0];
   if (!row) return diagnose(c, fence, "schedule a retry of");
-  return toRun(row);
+  return published(c, toRun(row), true);
 }
 
 /** See `RunStoreV1.release`. */
@@ -225,12 +239,11 @@ export async function releaseRun(c: StoreContext, fence: Fence): Promise<RunReco
         queued_at = now(), event_seq = r.event_seq + 1, updated_at = now()
       where ${fenceGuard(fence)}
       returning ${runColumns("r")}
-    )${eventAndNotify(c, "run.state.changed", JSON.stringify({ from: "running", to: "queued", reason: "released" }))},
-    nw as (select pg_notify(${c.channels.work}, upd.plan_hash) from upd)
-    select upd.*, (select count(*) from nt) + (select count(*) from nw) as notified from upd`.execute(c.db);
+    )${eventAndNotify(c, "run.state.changed", JSON.stringify({ from: "running", to: "queued", reason: "released" }), true)}
+    select upd.*, (select count(*) from nt) as notified from upd`.execute(c.db);
   const row = result.rows[0];
   if (!row) return diagnose(c, fence, "release");
-  return toRun(row);
+  return published(c, toRun(row), true);
 }
 
 /** See `RunStoreV1.park`. */
@@ -256,7 +269,7 @@ export async function parkRun(
     select upd.*, (select count(*) from nt) as notified from upd`.execute(c.db);
   const row = result.rows[0];
   if (!row) return diagnose(c, fence, `park (${input.status})`);
-  return toRun(row);
+  return published(c, toRun(row));
 }
 
 /**
@@ -352,14 +365,16 @@ export async function appendEvent(c: StoreContext, fence: Fence, event: EventInp
       },
     );
   }
-  const result = await sql<{ event_seq: unknown }>`
+  const result = await sql<{ event_seq: unknown; status: RunStatus }>`
     with upd as (
       update ${c.t.runs} r set event_seq = r.event_seq + 1 where ${fenceGuard(fence)} returning r.id, r.event_seq, r.status
     )${eventAndNotify(c, event.type, JSON.stringify(event.data ?? null))}
-    select upd.event_seq, (select count(*) from nt) as notified from upd`.execute(c.db);
+    select upd.event_seq, upd.status, (select count(*) from nt) as notified from upd`.execute(c.db);
   const row = result.rows[0];
   if (!row) return diagnose(c, fence, "append an event to");
-  return Number(row.event_seq);
+  const seq = Number(row.event_seq);
+  c.publish?.([eventSignal({ id: fence.runId, eventSeq: seq, status: row.status })]);
+  return seq;
 }
 
 /** See `RunStoreV1.sweep`. */

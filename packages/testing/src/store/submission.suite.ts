@@ -1,5 +1,5 @@
 import { Session } from "@openrath/core";
-import type { RunStoreV1 } from "@openrath/runtime-durable";
+import { encodeCheckpoint, type RunStoreV1, restoreSession } from "@openrath/runtime-durable";
 import { expect } from "vitest";
 import { describeGroup } from "../internal/describe-group.js";
 import { expectOpenRathError } from "../internal/expect-error.js";
@@ -22,6 +22,39 @@ export function submissionSuite(context: StoreSuiteContext): void {
           "registerPlan(other content)",
         );
         expect(await store.getPlan("0".repeat(64))).toBeUndefined();
+      },
+    );
+
+    group.test(
+      "submitIfNew writes a new session's run in one call, and writes nothing when the session or a lineage parent has a checkpoint",
+      async () => {
+        const store = group.track(await context.create());
+        if (!store.submitIfNew) return;
+        const plan = await registeredPlan(store);
+        const session = Session.fromUserMessage("a new conversation");
+        const write = (s: Session) =>
+          encodeCheckpoint(s, null, { sequence: 0, stepId: null, nextStep: plan.entry }).write;
+        const input = (s: Session) => ({
+          tenantId: "tenant-a",
+          planHash: plan.hash,
+          checkpoint: write(s),
+          fingerprint: `fp-${s.id}`,
+        });
+        const first = await store.submitIfNew(input(session), [session.id]);
+        expect(first).toMatchObject({ created: true, run: { status: "queued", sessionId: session.id } });
+        expect(JSON.stringify(restoreSession((await store.loadCheckpoint(first!.run.id))!).toJSON())).toBe(
+          JSON.stringify(session.toJSON()),
+        );
+        await store.cancel(first!.run.id);
+        const again = session.append({ kind: "user", content: "more" });
+        expect(await store.submitIfNew(input(again), [again.id])).toBeUndefined();
+        const fork = again.fork();
+        expect(await store.submitIfNew(input(fork), [fork.id, again.id])).toBeUndefined();
+        // Another tenant has no head for it.
+        expect(await store.submitIfNew({ ...input(again), tenantId: "tenant-b" }, [again.id])).toMatchObject({
+          created: true,
+        });
+        expect(await store.listRuns({ tenantId: "tenant-a" })).toHaveLength(1);
       },
     );
 
