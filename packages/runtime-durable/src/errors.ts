@@ -70,7 +70,8 @@ export type DurableErrorCode =
   | "interrupt_not_found"
   | "interrupt_decided"
   | "invalid_decision"
-  | "interrupt_timeout";
+  | "interrupt_timeout"
+  | "runtime_closed";
 
 /** Errors of the durable runtime and its stores; match on {@link DurableError.code}. */
 export class DurableError extends OpenRathError {

@@ -48,6 +48,15 @@ export interface SubmitOptions {
 const HASH = /^[0-9a-f]{64}$/;
 
 /**
+ * What a submitted session asks, for the idempotency fingerprint: its chunks without the ids,
+ * times and session ids a new `Session` gets each time it is built, so a client that rebuilds the
+ * same conversation and resubmits it under its key gets the first run back.
+ */
+function requestContent(session: Session): unknown[] {
+  return session.toJSON().chunks.map(({ id: _id, createdAt: _at, sessionId: _session, ...rest }) => rest);
+}
+
+/**
  * The durable runtime: registers workflows as plans, submits runs, follows them, and makes
  * workers. Every piece of state is in the store; any number of runtimes (in any number of
  * processes, for a multi-process store) can share it.
@@ -74,6 +83,9 @@ export class DurableRuntime {
   private readonly endedRuns = new EndedRuns();
   /** Session ids this runtime submitted or read back: they have checkpoints, so no new-session attempt. */
   private readonly checkpointed = new RecentIds();
+  /** Workers made by {@link worker}, stopped by {@link close}. */
+  private readonly workers = new Set<DurableWorker>();
+  private closing: Promise<void> | undefined;
 
   constructor(options: DurableRuntimeOptions) {
     this.signals = options.signals ?? options.store.signals;
@@ -174,7 +186,7 @@ export class DurableRuntime {
               priority,
               deadline: deadline ?? null,
               metadata: options.metadata ?? {},
-              session: sha256(JSON.stringify(session.toJSON())),
+              session: sha256(JSON.stringify(requestContent(session))),
             }),
           );
     const input = (checkpoint: CheckpointWrite): SubmitInput => ({
@@ -395,7 +407,9 @@ export class DurableRuntime {
           ...(options.middleware ?? []),
         ]
       : options.middleware;
-    return new DurableWorker(
+    if (this.closing)
+      throw new DurableError("runtime_closed", "The durable runtime is closed: make workers before close().");
+    const worker = new DurableWorker(
       this.store,
       this.signals,
       options.plans ?? this.plans,
@@ -406,6 +420,25 @@ export class DurableRuntime {
         ...(journaled ? { fresh } : {}),
       },
     );
+    this.workers.add(worker);
+    return worker;
+  }
+
+  /**
+   * Shuts the runtime down so the process can exit: stops every worker made by {@link worker}
+   * (with `drain`, the default, once the runs in flight have ended; with
+   * `drain: false` they are aborted and given back to the queue at once), then closes the signals
+   * given to the runtime (when they are not the store's own) and the store. Idempotent; a worker
+   * cannot be made afterwards.
+   */
+  close(options: { drain?: boolean } = {}): Promise<void> {
+    this.closing ??= (async () => {
+      await Promise.allSettled([...this.workers].map((worker) => worker.stop(options)));
+      this.workers.clear();
+      if (this.signals !== this.store.signals) await this.signals.close().catch(() => {});
+      await this.store.close();
+    })();
+    return this.closing;
   }
 }
 

@@ -375,4 +375,60 @@ describe("durable runtime on PGlite", () => {
     });
     expect((await rt.result(healthy.id)).text()).toBe("fine");
   });
+
+  it("a resubmitted request under its key is the first run even as a rebuilt Session; other content is idempotency_conflict", async () => {
+    const rt = await runtime();
+    await rt.register(new Triage());
+    await started(rt);
+    const first = await rt.submit("Triage", Session.fromUserMessage("I want a refund"), {
+      idempotencyKey: "t-1",
+    });
+    await rt.result(first.id);
+    // A client retrying rebuilds the Session: new ids and times, the same conversation.
+    const again = await rt.submit("Triage", Session.fromUserMessage("I want a refund"), {
+      idempotencyKey: "t-1",
+    });
+    expect(again.id).toBe(first.id);
+    await expect(
+      rt.submit("Triage", Session.fromUserMessage("I want two refunds"), { idempotencyKey: "t-1" }),
+    ).rejects.toMatchObject({ code: "idempotency_conflict" });
+    await expect(
+      rt.submit("Triage", Session.fromUserMessage("I want a refund"), { idempotencyKey: "t-1", priority: 5 }),
+    ).rejects.toMatchObject({ code: "idempotency_conflict" });
+    expect(await rt.store.listRuns({ tenantId: "default" })).toHaveLength(1);
+  });
+
+  it("close() stops the runtime's workers, giving their runs back, and closes the store", async () => {
+    const store = await pgliteStore({ db: await db, schema: `rt_${++n}` });
+    const rt = createDurableRuntime({ store });
+    let entered!: () => void;
+    const inStep = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    await rt.register(
+      defineWorkflow("slow").step(
+        "wait",
+        async (session, ctx) => {
+          entered();
+          await new Promise((_, reject) =>
+            ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)),
+          );
+          return session;
+        },
+        { entry: true },
+      ),
+    );
+    const worker = rt.worker({ leaseMs: 3_000 });
+    await worker.start();
+    const run = await rt.submit("slow", Session.fromUserMessage("hold on"));
+    await inStep;
+    await rt.close({ drain: false });
+    await rt.close();
+    expect(() => rt.worker()).toThrow(expect.objectContaining({ code: "runtime_closed" }));
+    await expect(store.getRun(run.id)).rejects.toMatchObject({ code: "store_unavailable" });
+    // The run was given back to the queue, for the next process.
+    const reopened = await pgliteStore({ db: await db, schema: `rt_${n}` });
+    open.push(reopened);
+    expect(await reopened.getRun(run.id)).toMatchObject({ status: "queued" });
+  });
 });

@@ -55,7 +55,9 @@ export class SubmittedSessions {
   }
 
   /** The submitted session of a freshly claimed `run`, once; `undefined` when it moved on or is unknown. */
-  async take(run: RunRecord): Promise<{ readonly session: Session; readonly base: CheckpointBase } | undefined> {
+  async take(
+    run: RunRecord,
+  ): Promise<{ readonly session: Session; readonly base: CheckpointBase } | undefined> {
     if (run.checkpointSeq !== 0) return undefined;
     let entry = this.entries.get(run.id);
     if (entry === undefined) {

@@ -91,7 +91,9 @@ export async function submitRun(
   }
   if (unlessHeads) {
     const head = await sql<{ found: boolean }>`select exists (select 1 from ${c.t.heads} h
-      where h.tenant_id = ${input.tenantId} and h.session_id = any(${[...unlessHeads]}::text[])) as found`.execute(c.db);
+      where h.tenant_id = ${input.tenantId} and h.session_id = any(${[...unlessHeads]}::text[])) as found`.execute(
+      c.db,
+    );
     if (head.rows[0]?.found) return undefined;
   }
 
