@@ -1,12 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startExample } from "../testing/run-example.js";
 
 const script = fileURLToPath(new URL("./durable-mams.ts", import.meta.url));
-const cwd = fileURLToPath(new URL("../..", import.meta.url));
 let dir: string;
 
 beforeAll(async () => {
@@ -16,37 +15,13 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Starts the example with the same command a user types; collects its output. */
-function start(): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(
-    process.execPath,
-    ["--conditions=@openrath/source", "--import", "tsx", script, "--dir", dir, "--pause-ms", "300"],
-    {
-      cwd,
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let out = "";
-  child.stdout!.on("data", (d) => {
-    out += String(d);
-  });
-  child.stderr!.on("data", (d) => {
-    out += String(d);
-  });
-  return {
-    child,
-    output: () => out,
-    exited: new Promise((resolve) => child.once("exit", (code) => resolve(code))),
-  };
-}
+/** Starts the example with the same command a user types. */
+const start = () => startExample(script, ["--dir", dir, "--pause-ms", "300"]);
 
 describe("the durable MAMS example", () => {
   it("killed with -9 mid-run, the same command continues where it stopped", async () => {
     const first = start();
-    while (!first.output().includes("wordsmith (checkpoint 2)")) {
-      if (first.child.exitCode !== null) throw new Error(`the example ended early:\n${first.output()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await first.until("wordsmith (checkpoint 2)");
     first.child.kill("SIGKILL");
     await first.exited;
     expect(first.output()).not.toContain("Answer:");
