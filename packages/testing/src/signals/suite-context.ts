@@ -1,5 +1,5 @@
 import type { RunStoreV1, SignalsCapabilities, SignalsV1 } from "@openrath/runtime-durable";
-import { createSkipList } from "../internal/skip-list.js";
+import { type ConformanceContext, conformanceContext } from "../internal/suite-context.js";
 
 /** A store and the signals under test over it (the store's own, or another backend beside it). */
 export interface SignalsFixture {
@@ -7,40 +7,15 @@ export interface SignalsFixture {
   readonly signals: SignalsV1;
 }
 
-/** What every group of the signals conformance suite receives. */
-export interface SignalsSuiteContext {
-  /** Opens a fresh store and the signals under test. The group closes both after the test. */
-  readonly create: () => Promise<SignalsFixture>;
-  /**
-   * Another process's view of the fixture the latest `create` made (a second store handle and its
-   * own signals instance), or `undefined`: cross-process tests are then skipped.
-   */
-  readonly peer: (() => Promise<SignalsFixture>) | undefined;
-  /** The capabilities the backend claims; the suite checks them. */
-  readonly capabilities: SignalsCapabilities;
-  readonly timeoutMs: number;
-  /** The caller's skip reason for `title`, or `undefined`; every title asked about is remembered. */
-  skipped(title: string): string | undefined;
-}
+/**
+ * What every group of the signals conformance suite receives. `create` opens a fresh store and the
+ * signals under test; `peer` another process's view of it (a second store handle and its own
+ * signals instance), without which cross-process tests are skipped.
+ */
+export interface SignalsSuiteContext extends ConformanceContext<SignalsFixture, SignalsCapabilities> {}
 
 /** @internal Builds the context {@link describeSignalsConformance} hands to every group. */
-export function createSuiteContext(options: {
-  readonly create: () => Promise<SignalsFixture>;
-  readonly peer?: () => Promise<SignalsFixture>;
-  readonly capabilities: SignalsCapabilities;
-  readonly skip?: Readonly<Record<string, string>>;
-  readonly timeoutMs?: number;
-}): SignalsSuiteContext & { readonly asked: ReadonlySet<string> } {
-  const skips = createSkipList(options.skip);
-  return {
-    create: options.create,
-    peer: options.peer,
-    capabilities: options.capabilities,
-    timeoutMs: options.timeoutMs ?? 30_000,
-    asked: skips.asked,
-    skipped: skips.skipped,
-  };
-}
+export const createSuiteContext = conformanceContext<SignalsFixture, SignalsCapabilities>;
 
 /** A fixture as one closeable resource: the signals first (when they are not the store's own), then the store. */
 export function closeable(fixture: SignalsFixture): SignalsFixture & { close(): Promise<void> } {
