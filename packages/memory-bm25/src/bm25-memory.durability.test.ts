@@ -1,16 +1,7 @@
-import {
-  appendFileSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { OpenRathError } from "@openrath/core";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type Bm25Memory,
   type Bm25MemoryOptions,
@@ -18,25 +9,16 @@ import {
   bm25Memory,
 } from "./bm25-memory.js";
 import { decodeSnapshot } from "./internal/snapshot-format.js";
+import { tempStores } from "./testing/temp-stores.js";
 
 const scope = { tenant: "acme" };
-const dirs: string[] = [];
-const open: Bm25Memory[] = [];
+const stores = tempStores("openrath-bm25-durability-");
 
-afterEach(async () => {
-  await Promise.allSettled(open.splice(0).map((m) => m.close()));
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "openrath-bm25-durability-"));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = () => stores.dir();
 
 async function openAt(path: string, options: Bm25MemoryOptions = {}): Promise<Bm25Memory> {
   const memory = await bm25Memory(options).open({ path, scope });
-  open.push(memory);
+  stores.track(memory);
   return memory;
 }
 

@@ -1,9 +1,9 @@
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { OpenRathError } from "@openrath/core";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type Bm25Memory,
   type Bm25MemoryOptions,
@@ -13,25 +13,16 @@ import {
 import { replaceInFile, rewriteSnapshot, writeChunks } from "./internal/snapshot.test-helper.js";
 import { decodeSnapshot, encodeSnapshot } from "./internal/snapshot-format.js";
 import { readPackedIndex } from "./internal/snapshot-layout.js";
+import { tempStores } from "./testing/temp-stores.js";
 
 const scope = { tenant: "acme", user: "ann" };
-const dirs: string[] = [];
-const open: Bm25Memory[] = [];
+const stores = tempStores("openrath-bm25-test-");
 
-afterEach(async () => {
-  await Promise.allSettled(open.splice(0).map((m) => m.close()));
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "openrath-bm25-test-"));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = () => stores.dir();
 
 async function openAt(path: string, options: Bm25MemoryOptions = {}): Promise<Bm25Memory> {
   const memory = await bm25Memory({ ...options }).open({ path, scope });
-  open.push(memory);
+  stores.track(memory);
   return memory;
 }
 

@@ -1,29 +1,20 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { OpenRathError } from "@openrath/core";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Bm25Memory, bm25Memory } from "./bm25-memory.js";
 import { letterEmbed } from "./internal/letter-embed.test-helper.js";
 import { decodeSnapshot } from "./internal/snapshot-format.js";
+import { tempStores } from "./testing/temp-stores.js";
 
-const dirs: string[] = [];
-const open: Bm25Memory[] = [];
-afterEach(async () => {
-  await Promise.allSettled(open.splice(0).map((m) => m.close()));
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const stores = tempStores("openrath-bm25-shared-");
 
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "openrath-bm25-shared-"));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = () => stores.dir();
 
 const backend = bm25Memory();
 async function openAt(path: string, scope = { tenant: "acme" }): Promise<Bm25Memory> {
   const memory = await backend.open({ path, scope });
-  open.push(memory);
+  stores.track(memory);
   return memory;
 }
 
@@ -126,7 +117,7 @@ describe("one store per directory in a process", () => {
     const dir = tempDir();
     const a = await bm25Memory({ b: 1 }).open({ path: dir });
     const b = await bm25Memory({ b: 0 }).open({ path: dir });
-    open.push(a, b);
+    stores.track(a, b);
     const long = `zebra zebra ${"grass ".repeat(30)}`.trim();
     await a.remember([{ text: long }, { text: "zebra crossing" }, { text: "kiwi" }]);
     expect((await a.recall("zebra"))[0]!.entry.text).toBe("zebra crossing");
@@ -136,7 +127,7 @@ describe("one store per directory in a process", () => {
   it("stores without a path are separate", async () => {
     const a = await backend.open(undefined);
     const b = await backend.open(undefined);
-    open.push(a, b);
+    stores.track(a, b);
     await a.remember({ text: "only in a" });
     expect(await b.recall("only")).toEqual([]);
     expect(a.directory).toBeUndefined();

@@ -1,8 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { OpenRathError } from "@openrath/core";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type Bm25Memory,
   type Bm25MemoryOptions,
@@ -12,18 +11,13 @@ import {
 import { replaceInFile, rewriteSnapshot } from "./internal/snapshot.test-helper.js";
 import { decodeSnapshot } from "./internal/snapshot-format.js";
 import { readPackedIndex, snapshotSections } from "./internal/snapshot-layout.js";
+import { tempStores } from "./testing/temp-stores.js";
 
 const planner = { tenant: "acme", user: "ann", agent: "planner" };
-const dirs: string[] = [];
-const open: Bm25Memory[] = [];
-afterEach(async () => {
-  await Promise.allSettled(open.splice(0).map((m) => m.close()));
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const stores = tempStores("openrath-bm25-snapshot-");
 
 function dirWith(snapshot?: string): string {
-  const dir = mkdtempSync(join(tmpdir(), "openrath-bm25-snapshot-"));
-  dirs.push(dir);
+  const dir = stores.dir();
   if (snapshot !== undefined) writeFileSync(join(dir, "memory.json"), snapshot);
   return dir;
 }
@@ -37,7 +31,7 @@ async function openAt(
     onWarning: (w) => warnings.push(w),
     ...options,
   }).open(path === undefined ? { scope: planner } : { path, scope: planner });
-  open.push(memory);
+  stores.track(memory);
   return { memory, warnings };
 }
 

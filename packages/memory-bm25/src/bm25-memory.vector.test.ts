@@ -1,8 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { OpenRathError } from "@openrath/core";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type Bm25Memory,
   type Bm25MemoryOptions,
@@ -12,23 +11,15 @@ import {
 import { letterEmbed } from "./internal/letter-embed.test-helper.js";
 import { decodeSnapshot } from "./internal/snapshot-format.js";
 import { readPackedIndex } from "./internal/snapshot-layout.js";
+import { tempStores } from "./testing/temp-stores.js";
 
-const dirs: string[] = [];
-const open: Bm25Memory[] = [];
-afterEach(async () => {
-  await Promise.allSettled(open.splice(0).map((m) => m.close()));
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const stores = tempStores("openrath-bm25-vector-");
 
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "openrath-bm25-vector-"));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = () => stores.dir();
 
 async function store(options: Bm25MemoryOptions, path?: string): Promise<Bm25Memory> {
   const memory = await bm25Memory({ ...options }).open(path === undefined ? undefined : { path });
-  open.push(memory);
+  stores.track(memory);
   return memory;
 }
 
