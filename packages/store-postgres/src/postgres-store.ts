@@ -67,6 +67,17 @@ export interface StoreOptionsBase {
    */
   readonly journalDurability?: "relaxed" | "strict";
   /**
+   * How a step commit that does not end its run commits. `"relaxed"` (default): without waiting for
+   * the WAL flush, as the journal's writes do (ADR 0018). A worker crash loses nothing (the commit is
+   * done); a *database* crash may lose the last moments of step commits, and those steps run again
+   * (steps are at-least-once). What is acknowledged outside the worker always waits for the flush:
+   * submissions, claims, a run's end with its last checkpoint, retries, parks, decisions, and the
+   * commit of a step that dispatched an effect not safe to repeat; and since the WAL is flushed in
+   * order, each of them makes every earlier relaxed commit durable. `"strict"`: every step commit
+   * waits for the flush (one WAL flush per step).
+   */
+  readonly stepDurability?: "relaxed" | "strict";
+  /**
    * Called after every statement the store sends (transaction `begin`/`commit` included), with its
    * SQL text and how long it took: for counting round trips and profiling. Default: none.
    */
@@ -308,6 +319,8 @@ async function open(
     db,
     schema,
     capabilities.multiProcess ? (committed) => signals?.publishCommitted(committed) : undefined,
+    // PGlite runs without fsync (and in one process): a relaxed commit would save nothing there.
+    capabilities.multiProcess && options.stepDurability !== "strict",
   );
   signals = makeSignals(c);
   return new KyselyRunStore(name, capabilities, signals, c, onClose, options.journalDurability);

@@ -3,8 +3,11 @@ import type { CheckpointBase } from "../checkpoint-codec.js";
 import type { Fence, RunRecord } from "../contract/records.js";
 import type { JournalStoreV1 } from "../journal/journal-store.js";
 
-/** How many submitted sessions are kept for this process's workers (the oldest go first). */
-const HANDOFF_LIMIT = 512;
+/**
+ * How many submitted sessions are kept for this process's workers (the oldest go first). A burst of
+ * submissions larger than this has its oldest runs read back from the store when claimed.
+ */
+const HANDOFF_LIMIT = 4096;
 
 interface Handed {
   readonly runId: string;
@@ -115,8 +118,8 @@ export class FreshVisits {
   }
 }
 
-/** How many ended runs are remembered for waiters in this process. */
-const ENDED_LIMIT = 1024;
+/** How many ended runs are remembered for waiters in this process (a record is about 1 KB). */
+const ENDED_LIMIT = 4096;
 
 /**
  * The final records of runs this process's workers ended, for `runtime.wait` in the same process:

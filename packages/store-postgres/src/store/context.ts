@@ -44,6 +44,11 @@ export interface StoreContext {
    * flushes instead of sharing one. PGlite (one connection) notifies inside.
    */
   readonly publish?: (signals: readonly Signal[]) => void;
+  /**
+   * Whether step commits that are not a run's end commit without waiting for the WAL flush
+   * (`stepDurability: "relaxed"`, the default); see `StoreOptionsBase.stepDurability`.
+   */
+  readonly relaxedSteps: boolean;
 }
 
 /** A bounded map of checkpoint id → chain context; the oldest entries go first. */
@@ -70,6 +75,7 @@ export function storeContext(
   db: Kysely<any>,
   schema: string,
   publish?: (signals: readonly Signal[]) => void,
+  relaxedSteps = true,
 ): StoreContext {
   const table = (name: string) => sql.table(`${schema}.${name}`) as unknown as RawBuilder<unknown>;
   return {
@@ -89,6 +95,7 @@ export function storeContext(
     },
     channels: { work: `${schema}_work`, cancel: `${schema}_cancel`, events: `${schema}_events` },
     contexts: new ContextCache(),
+    relaxedSteps,
     ...(publish ? { publish } : {}),
   };
 }

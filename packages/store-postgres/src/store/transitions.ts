@@ -22,6 +22,7 @@ import {
   upsertHead,
 } from "./chunk-rows.js";
 import { eventSignal, RUN_COLUMNS, type RunRow, runColumns, type StoreContext, toRun } from "./context.js";
+import { journalTables } from "./journal-rows.js";
 import { isUuid } from "./runs.js";
 
 /** The fence guard every worker write carries: the lease is current by token, holder and database clock. */
@@ -138,6 +139,18 @@ function published(c: StoreContext, run: RunRecord, work = false): RunRecord {
   return run;
 }
 
+/**
+ * The column that turns `synchronous_commit` off for a relaxed step commit's own transaction: the
+ * commit does not wait for the WAL flush. Not when the visit being committed dispatched an effect
+ * that is not safe to repeat: its outcome (a relaxed journal write) is then made durable by this
+ * commit, so a database crash cannot turn a completed unsafe effect into one under review.
+ */
+function relaxedStepCommit(c: StoreContext, fence: Fence, sequence: number) {
+  return sql`, set_config('synchronous_commit', case when exists (select 1 from ${journalTables(c).effects} e
+      where e.run_id = ${fence.runId} and e.checkpoint_seq = ${sequence - 1} and e.effect = 'non_idempotent')
+    then 'on' else 'off' end, true) as relaxed`;
+}
+
 /** See `RunStoreV1.commitStep`. */
 export async function commitStep(
   c: StoreContext,
@@ -149,7 +162,7 @@ export async function commitStep(
   const cp = checkpointValues(c, write);
   // The checkpoint row is the run.checkpoint event (readEvents reads it as one): no event row.
   const result = await sql<RunRow>`
-    with cid as (select nextval(${c.t.checkpointIds}) as id),
+    with cid as (select nextval(${c.t.checkpointIds}) as id${c.relaxedSteps ? relaxedStepCommit(c, fence, write.sequence) : sql``}),
     upd as (
       update ${c.t.runs} r set version = r.version + 1, checkpoint_seq = ${write.sequence}, checkpoint_id = cid.id,
         next_step = ${write.nextStep}, attempt = 1, crashes = 0, event_seq = r.event_seq + 1, updated_at = now()

@@ -1,0 +1,55 @@
+import { randomBytes } from "node:crypto";
+import { Session } from "@openrath/core";
+import { createDurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
+import { describe, expect, it } from "vitest";
+import { postgresStore, type QueryEvent } from "./postgres-store.js";
+import { POSTGRES_URL, postgres } from "./testing/postgres-url.js";
+
+const STEPS = 5;
+
+/** Runs a five-step chain on a fresh schema and returns its final Session and the statements sent. */
+async function chainOn(stepDurability: "relaxed" | "strict" | undefined) {
+  const sent: QueryEvent[] = [];
+  const store = await postgresStore({
+    connectionString: POSTGRES_URL,
+    schema: `durability_${randomBytes(5).toString("hex")}`,
+    migrate: true,
+    ...(stepDurability ? { stepDurability } : {}),
+    onQuery: (event) => sent.push(event),
+  });
+  const runtime = createDurableRuntime({ store });
+  try {
+    const flow = defineWorkflow("chain");
+    for (let i = 0; i < STEPS; i++) {
+      flow.step(`s${i}`, (s) => s.append({ kind: "assistant", content: `step ${i}` }), {
+        entry: i === 0,
+        ...(i + 1 < STEPS ? { next: `s${i + 1}` } : {}),
+      });
+    }
+    await runtime.register(flow);
+    const worker = runtime.worker({ concurrency: 1, leaseMs: 10_000 });
+    await worker.start();
+    sent.length = 0;
+    const out = await runtime.result((await runtime.submit("chain", Session.fromUserMessage("go"))).id);
+    const relaxed = sent.filter((e) => !e.failed && /set_config\('synchronous_commit'/.test(e.sql));
+    return { texts: out.chunks.map((c) => (c.kind === "assistant" ? c.content : c.kind)), relaxed };
+  } finally {
+    await runtime.close();
+  }
+}
+
+describe.skipIf(!postgres.available)(`step commit durability on PostgreSQL (${postgres.reason})`, () => {
+  it("relaxes the step commits that do not end the run by default, never the final one", async () => {
+    const { texts, relaxed } = await chainOn(undefined);
+    expect(texts).toEqual(["user", ...Array.from({ length: STEPS }, (_, i) => `step ${i}`)]);
+    // Steps 1..4 commit checkpoints relaxed; the fifth ends the run with a flushed commit.
+    expect(relaxed).toHaveLength(STEPS - 1);
+    for (const event of relaxed) expect(event.sql).toMatch(/non_idempotent/);
+  });
+
+  it("strict step durability waits for the flush on every commit and gives the same run", async () => {
+    const strict = await chainOn("strict");
+    expect(strict.relaxed).toHaveLength(0);
+    expect(strict.texts).toEqual((await chainOn("relaxed")).texts);
+  });
+});
