@@ -178,7 +178,15 @@ export interface Claim {
  * `notBefore` among queued runs of the requested plans, so an idle worker can set one timer for
  * a scheduled retry instead of polling. `null` or absent when there is none.
  */
-export type ClaimList = Claim[] & { readonly nextAt?: number | null };
+export type ClaimList = Claim[] & {
+  readonly nextAt?: number | null;
+  /**
+   * Non-enumerable too: `true` when the claim left no claimable run of the requested plans queued
+   * and no tenant's running cap held one back, so until a `work` signal another claim would find
+   * nothing (a run ending here frees no work). Absent or `false`: there may be more.
+   */
+  readonly drained?: boolean;
+};
 
 /** A submission. */
 export interface SubmitInput {

@@ -64,6 +64,12 @@ export class DurableWorker {
   private running = false;
   private wakeUp: (() => void) | undefined;
   private woken = false;
+  /**
+   * Whether a claim may find work: set by `work` signals, the heartbeat, the retry timer and a
+   * claim the store did not report `drained`; cleared when a claim is sent. A run ending wakes the
+   * loop but, after a drained claim, claims nothing until a signal (or the heartbeat) says to.
+   */
+  private mayHaveWork = true;
   private loop: Promise<void> | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
@@ -104,13 +110,14 @@ export class DurableWorker {
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
+    this.mayHaveWork = true;
     this.unsubscribe.push(
       await this.signals.subscribe("work", (signal) => {
         if (
           signal.kind === "work" &&
           (signal.planHash === undefined || signal.planHash === "" || this.plans.has(signal.planHash))
         )
-          this.wake();
+          this.hint();
       }),
       await this.signals.subscribe("cancel", (signal) => {
         if (signal.kind !== "cancel") return;
@@ -165,6 +172,12 @@ export class DurableWorker {
     for (const stop of this.unsubscribe.splice(0)) await stop().catch(() => {});
   }
 
+  /** Wakes the claim loop to claim: something may be claimable. */
+  private hint() {
+    this.mayHaveWork = true;
+    this.wake();
+  }
+
   private wake() {
     this.woken = true;
     const wake = this.wakeUp;
@@ -184,7 +197,8 @@ export class DurableWorker {
     while (this.running) {
       this.woken = false;
       const slots = this.concurrency - this.active.size;
-      if (slots > 0) {
+      if (slots > 0 && this.mayHaveWork) {
+        this.mayHaveWork = false;
         try {
           const claims = await this.store.claim({
             workerId: this.workerId,
@@ -194,9 +208,13 @@ export class DurableWorker {
           });
           failures = 0;
           for (const claim of claims) this.launch(claim);
+          // Unless the store says the queue is drained, more may be claimable (a full claim may have
+          // left runs behind; a capped tenant's run may become claimable when one of its runs ends here).
+          if (claims.drained !== true) this.mayHaveWork = true;
           if (claims.length === slots) continue;
           if (claims.nextAt) this.scheduleWake(claims.nextAt);
         } catch (error) {
+          this.mayHaveWork = true;
           failures++;
           this.log("warn", "claim failed", { error: (error as Error).message });
           // The store is unreachable: try again after a backoff (the only timed retry in the loop).
@@ -216,7 +234,7 @@ export class DurableWorker {
     this.store
       .now()
       .then((now) => {
-        this.wakeTimer = setTimeout(() => this.wake(), Math.max(0, at - now) + 5);
+        this.wakeTimer = setTimeout(() => this.hint(), Math.max(0, at - now) + 5);
       })
       .catch(() => {});
   }
@@ -323,6 +341,6 @@ export class DurableWorker {
     }
     // The slow safety sweep: with a free slot, look for work once per beat, so a wake-up signal
     // lost while a signals connection was away delays a run by at most a beat, never strands it.
-    if (this.running && this.active.size < this.concurrency) this.wake();
+    if (this.running && this.active.size < this.concurrency) this.hint();
   }
 }

@@ -171,9 +171,15 @@ export function isUuid(value: string): boolean {
   return UUID.test(value);
 }
 
-/** Attaches `nextAt` to a claim list as a non-enumerable property (equality checks see a plain array). */
-function withNextAt(claims: Claim[], nextAt: number | null): ClaimList {
-  return Object.defineProperty(claims, "nextAt", { value: nextAt, enumerable: false }) as ClaimList;
+/**
+ * Attaches `nextAt` and `drained` to a claim list as non-enumerable properties (equality checks see
+ * a plain array).
+ */
+function withNextAt(claims: Claim[], nextAt: number | null, drained = false): ClaimList {
+  return Object.defineProperties(claims, {
+    nextAt: { value: nextAt, enumerable: false },
+    drained: { value: drained, enumerable: false },
+  }) as ClaimList;
 }
 
 function claimsOf(rows: RunRow[], workerId: string): Claim[] {
@@ -213,7 +219,12 @@ export async function claimRuns(
   if (hashes.length === 0) return withNextAt([], null);
   const { runs, events, limits } = c.t;
   const lease = request.leaseMs;
-  const result = await sql<{ claimed: RunRow[] | string | null; has_limits: boolean; next_at: unknown }>`
+  const result = await sql<{
+    claimed: RunRow[] | string | null;
+    has_limits: boolean;
+    next_at: unknown;
+    more: boolean;
+  }>`
     with cand as (${claimCandidates(c, hashes, limit)}),
     upd as (
       update ${runs} r set status = 'running', version = r.version + 1, fencing_token = r.fencing_token + 1,
@@ -229,6 +240,8 @@ export async function claimRuns(
     )
     select (select coalesce(json_agg(upd), '[]'::json) from upd) as claimed,
       exists (select 1 from ${limits}) as has_limits,
+      exists (select 1 from ${runs} q where q.status = 'queued' and q.plan_hash = any(${hashes}::text[]) and q.not_before <= now()
+        and q.id not in (select id from cand)) as more,
       (select min(not_before) from ${runs} where status = 'queued' and plan_hash = any(${hashes}::text[]) and not_before > now()) as next_at`.execute(
     c.db,
   );
@@ -238,7 +251,8 @@ export async function claimRuns(
   ) as RunRow[];
   const out = claimsOf(claimed, request.workerId);
   if (row.has_limits && out.length < limit) out.push(...(await claimCapped(c, request, limit - out.length)));
-  return withNextAt(out, toMs(row.next_at));
+  // Rows another claimer holds count as more: a later claim may find them requeued.
+  return withNextAt(out, toMs(row.next_at), !row.has_limits && !row.more);
 }
 
 async function claimCapped(c: StoreContext, request: ClaimRequest, limit: number): Promise<Claim[]> {
