@@ -8,7 +8,7 @@ import {
   type RunStoreV1,
   type WorkflowBuilder,
 } from "@openrath/runtime-durable";
-import { pgliteStore, postgresStore } from "@openrath/store-postgres";
+import { type PostgresStoreOptions, pgliteStore, postgresStore } from "@openrath/store-postgres";
 import pg from "pg";
 
 /** The PostgreSQL server the benches use (the test services' one, or a given one). */
@@ -34,15 +34,20 @@ export function chain(name: string, steps: number): WorkflowBuilder {
   return flow;
 }
 
+/** Store options a bench case may set (both drivers). */
+export type StoreOptions = Pick<PostgresStoreOptions, "stepDurability" | "onQuery">;
+
 /** A fresh store on `driver`: a new schema on the server, or an in-memory PGlite. */
 export async function freshStore(
   driver: "pglite" | "postgres",
+  options: StoreOptions = {},
 ): Promise<{ store: RunStoreV1; schema: string }> {
   const schema = `bench_${randomBytes(5).toString("hex")}`;
   const store =
     driver === "pglite"
-      ? await pgliteStore({ schema })
+      ? await pgliteStore({ schema, ...options })
       : await postgresStore({
+          ...options,
           connectionString: benchPostgresUrl(),
           schema,
           migrate: true,
@@ -51,14 +56,15 @@ export async function freshStore(
   return { store, schema };
 }
 
-/** A runtime on a fresh store with `flows` registered. */
+/** A runtime on a fresh store (given `options`) with `flows` registered. */
 export async function freshRuntime(
   driver: "pglite" | "postgres",
-  ...flows: WorkflowBuilder[]
+  flows: WorkflowBuilder | readonly WorkflowBuilder[],
+  options: StoreOptions = {},
 ): Promise<{ runtime: DurableRuntime; schema: string }> {
-  const { store, schema } = await freshStore(driver);
+  const { store, schema } = await freshStore(driver, options);
   const runtime = createDurableRuntime({ store });
-  for (const flow of flows) await runtime.register(flow);
+  for (const flow of Array.isArray(flows) ? flows : [flows]) await runtime.register(flow);
   return { runtime, schema };
 }
 

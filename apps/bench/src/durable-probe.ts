@@ -1,0 +1,231 @@
+// A profiling probe for the durable store, not a bench: statements per run and per step (by text,
+// with their mean duration), storage per table (heap, indexes, live/dead rows, HOT updates, before
+// and after VACUUM), ms per step and one-step-run throughput. ADR 0018's counts come from here.
+//
+//   node --conditions=@openrath/source --import tsx src/durable-probe.ts count
+//   ... durable-probe.ts storage [turns] [runs,steps]
+//   ... durable-probe.ts perstep [steps]          (ONLY=postgres-relaxed|postgres-strict|pglite-relaxed)
+//   ... durable-probe.ts tput pglite|postgres [runs] [concurrency]
+//
+// GENERIC=1 forces generic plans (plan_cache_mode); AE=1 logs every statement's plan with
+// auto_explain (analyze, buffers) to the server's log.
+
+import { createHash, randomBytes } from "node:crypto";
+import { Session } from "@openrath/core";
+import { createDurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
+import { pgliteStore, postgresStore } from "@openrath/store-postgres";
+import pg from "pg";
+import { benchPostgresUrl, chain, input } from "./internal/durable-fixtures.js";
+
+const url = benchPostgresUrl();
+const counts = new Map<string, number>();
+let total = 0;
+const durs = new Map<string, number>();
+const onQuery = (e: { sql: string; durationMs: number }) => {
+  total++;
+  const key = e.sql.replace(/\s+/g, " ").slice(0, 90);
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+  durs.set(key, (durs.get(key) ?? 0) + e.durationMs);
+};
+function dump(label: string, per: number) {
+  console.log(`== ${label}: ${total} statements, ${(total / per).toFixed(2)} per unit`);
+  for (const [k, v] of [...counts].sort((a, b) => b[1] - a[1]).slice(0, 12))
+    console.log(`  ${(v / per).toFixed(2)} ${((durs.get(k) ?? 0) / v).toFixed(3)}ms  ${k}`);
+  counts.clear();
+  durs.clear();
+  total = 0;
+}
+async function store(driver: string, schema: string) {
+  if (driver === "pglite" && process.env.GENERIC) {
+    const { PGlite } = await import("@electric-sql/pglite");
+    const db = await PGlite.create();
+    await db.exec("set plan_cache_mode = force_generic_plan");
+    return pgliteStore({ schema, onQuery, db });
+  }
+  return driver === "pglite"
+    ? pgliteStore({ schema, onQuery })
+    : postgresStore({
+        connectionString: url,
+        schema,
+        migrate: true,
+        pool: {
+          max: 20,
+          ...(process.env.GENERIC ? { options: "-c plan_cache_mode=force_generic_plan" } : {}),
+        },
+        onQuery,
+      });
+}
+const mode = process.argv[2] ?? "count";
+if (mode === "count") {
+  for (const driver of ["pglite", "postgres"]) {
+    const s = await store(driver, `probe_${randomBytes(4).toString("hex")}`);
+    const rt = createDurableRuntime({ store: s });
+    await rt.register(chain("one", 1));
+    await rt.register(chain("chain", 50));
+    const w = rt.worker({ concurrency: 1, leaseMs: 30_000 });
+    await w.start();
+    await rt.wait((await rt.submit("one", input())).id);
+    counts.clear();
+    total = 0;
+    for (let i = 0; i < 20; i++) await rt.wait((await rt.submit("one", input())).id);
+    dump(`${driver} one-step run, sequential`, 20);
+    await rt.wait((await rt.submit("chain", input())).id);
+    dump(`${driver} 50-step run`, 50);
+    await w.stop();
+    await s.close();
+  }
+}
+if (mode === "storage") {
+  const message = (i: number, role: string) => {
+    let out = "";
+    for (let k = 0; out.length < 115; k++)
+      out += createHash("sha256").update(`${role}:${i}:${k}`).digest("base64");
+    return out.slice(0, 115);
+  };
+  const TURNS = Number(process.argv[3] ?? 400);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const breakdown = async (schema: string, label: string) => {
+    const r = await client.query(
+      `select c.relname, pg_relation_size(c.oid) as heap, pg_indexes_size(c.oid) as idx, pg_total_relation_size(c.oid) as total,
+        (select n_dead_tup from pg_stat_user_tables t where t.relid = c.oid) as dead, (select n_live_tup from pg_stat_user_tables t where t.relid = c.oid) as live, (select n_tup_upd||'/'||n_tup_hot_upd from pg_stat_user_tables t where t.relid = c.oid) as upd
+       from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1 and c.relkind = 'r' order by total desc`,
+      [schema],
+    );
+    let sum = 0;
+    console.log(`== ${label}`);
+    for (const row of r.rows) {
+      sum += Number(row.total);
+      console.log(
+        `  ${row.relname.padEnd(22)} heap ${row.heap} idx ${row.idx} total ${row.total} live ${row.live} dead ${row.dead} upd/hot ${row.upd}`,
+      );
+    }
+    console.log(`  SUM ${sum} = ${(sum / (TURNS * 230)).toFixed(2)}x`);
+  };
+  for (const kind of (process.argv[4] ?? "runs,steps").split(",")) {
+    const schema = `probe_${randomBytes(4).toString("hex")}`;
+    const s = await store("postgres", schema);
+    const rt = createDurableRuntime({ store: s });
+    const turn = defineWorkflow("turn").step(
+      "reply",
+      (x, ctx) => {
+        const i = Number(ctx.metadata.turn);
+        return x.append(
+          { kind: "user", content: message(i, "user") },
+          { kind: "assistant", content: message(i, "assistant") },
+        );
+      },
+      { entry: true },
+    );
+    const long = defineWorkflow("long");
+    for (let i = 0; i < TURNS; i++)
+      long.step(
+        `t${i}`,
+        (x) =>
+          x.append(
+            { kind: "user", content: message(i, "user") },
+            { kind: "assistant", content: message(i, "assistant") },
+          ),
+        { entry: i === 0, ...(i + 1 < TURNS ? { next: `t${i + 1}` } : {}) },
+      );
+    await rt.register(turn);
+    await rt.register(long);
+    await breakdown(schema, "empty");
+    const w = rt.worker({ concurrency: 1, leaseMs: 30_000 });
+    await w.start();
+    if (kind === "runs") {
+      let session = Session.fromUserMessage("start");
+      for (let i = 0; i < TURNS; i++) {
+        const run = await rt.submit("turn", session, { metadata: { turn: i } });
+        session = await rt.result(run.id);
+      }
+    } else await rt.wait((await rt.submit("long", Session.fromUserMessage("start"))).id);
+    await w.stop();
+    await client.query("checkpoint");
+    await breakdown(schema, `${kind} after`);
+    await client.query(
+      `vacuum ${schema}.runs, ${schema}.run_events, ${schema}.checkpoints, ${schema}.session_heads`,
+    );
+    await breakdown(schema, `${kind} after vacuum`);
+    await s.close();
+  }
+  await client.end();
+}
+if (mode === "perstep") {
+  const steps = Number(process.argv[3] ?? 200);
+  for (const [driver, dur] of (
+    [
+      ["postgres", "strict"],
+      ["postgres", "relaxed"],
+      ["pglite", "relaxed"],
+    ] as const
+  ).filter(([d, x]) => !process.env.ONLY || process.env.ONLY === `${d}-${x}`)) {
+    const schema = `probe_${randomBytes(4).toString("hex")}`;
+    const s =
+      driver === "pglite"
+        ? await pgliteStore({ schema })
+        : await postgresStore({
+            connectionString: url,
+            schema,
+            migrate: true,
+            pool: {
+              max: 20,
+              ...(process.env.GENERIC ? { options: "-c plan_cache_mode=force_generic_plan" } : {}),
+              ...(process.env.AE
+                ? {
+                    options:
+                      "-c session_preload_libraries=auto_explain -c auto_explain.log_min_duration=0 -c auto_explain.log_analyze=on -c auto_explain.log_buffers=on -c auto_explain.log_nested_statements=off",
+                  }
+                : {}),
+            },
+            stepDurability: dur,
+            onQuery,
+          });
+    const rt = createDurableRuntime({ store: s });
+    await rt.register(chain("chain", steps));
+    const w = rt.worker({ concurrency: 1, leaseMs: 30_000 });
+    await w.start();
+    const samples: number[] = [];
+    for (let r = 0; r < 4; r++) {
+      const t = performance.now();
+      await rt.wait((await rt.submit("chain", input())).id);
+      if (r > 0) samples.push((performance.now() - t) / steps);
+    }
+    samples.sort((a, b) => a - b);
+    console.log(driver, dur, "ms/step", samples.map((x) => x.toFixed(3)).join(" "));
+    dump("perstep", 4 * steps);
+    await w.stop();
+    await s.close();
+  }
+}
+if (mode === "tput") {
+  const driver = process.argv[3] ?? "pglite";
+  const n = Number(process.argv[4] ?? 1000);
+  const conc = Number(process.argv[5] ?? 16);
+  const s = await store(driver, `probe_${randomBytes(4).toString("hex")}`);
+  const rt = createDurableRuntime({ store: s });
+  await rt.register(chain("one", 1));
+  const w = rt.worker({ concurrency: driver === "pglite" ? 8 : conc, leaseMs: 30_000 });
+  await w.start();
+  await rt.wait((await rt.submit("one", input())).id);
+  counts.clear();
+  total = 0;
+  const t = performance.now();
+  if (driver === "pglite") {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) ids.push((await rt.submit("one", input())).id);
+    await Promise.all(ids.map((id) => rt.wait(id)));
+  } else {
+    let left = n;
+    await Promise.all(
+      Array.from({ length: conc }, async () => {
+        while (left-- > 0) await rt.wait((await rt.submit("one", input())).id);
+      }),
+    );
+  }
+  const ms = performance.now() - t;
+  console.log(driver, "runs/s", ((n / ms) * 1000).toFixed(1));
+  dump(`${driver} tput`, n);
+  await w.stop();
+  await s.close();
+}
