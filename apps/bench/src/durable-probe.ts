@@ -229,3 +229,69 @@ if (mode === "tput") {
   await w.stop();
   await s.close();
 }
+if (mode === "procs") {
+  // Claims per run with 1, 2 and 4 worker processes: index scans of the claim index per run.
+  const { spawn } = await import("node:child_process");
+  const n = Number(process.argv[3] ?? 1000);
+  for (const processes of [1, 2, 4]) {
+    const schema = `probe_${randomBytes(4).toString("hex")}`;
+    const s = await postgresStore({ connectionString: url, schema, migrate: true, pool: { max: 20 } });
+    const rt = createDurableRuntime({ store: s });
+    const children = Array.from({ length: processes }, (_, i) =>
+      spawn(
+        process.execPath,
+        [
+          "--conditions=@openrath/source",
+          "--import",
+          "tsx",
+          "src/internal/durable-worker.ts",
+          url,
+          schema,
+          `p${i}`,
+          "16",
+          "5000",
+        ],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      ),
+    );
+    const hashes = await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<string>((resolve) =>
+            child.stdout!.on("data", (d) => {
+              const m = /one=(\w+)/.exec(String(d));
+              if (m) resolve(m[1]!);
+            }),
+          ),
+      ),
+    );
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const scans = async () =>
+      Number(
+        (
+          await client.query(
+            `select coalesce(sum(idx_scan), 0) as n from pg_stat_user_indexes where schemaname = $1 and indexrelname = 'runs_claim'`,
+            [schema],
+          )
+        ).rows[0].n,
+      );
+    await new Promise((r) => setTimeout(r, 700));
+    const before = await scans();
+    const t = performance.now();
+    let left = n;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (left-- > 0) await rt.wait((await rt.submit(hashes[0]!, input())).id);
+      }),
+    );
+    const ms = performance.now() - t;
+    await new Promise((r) => setTimeout(r, 700));
+    console.log(
+      `${processes} process(es): ${((n / ms) * 1000).toFixed(1)} runs/s, claim-index scans per run ${((await scans()) - before) / n}`,
+    );
+    await client.end();
+    for (const child of children) child.kill("SIGKILL");
+    await s.close();
+  }
+}

@@ -142,12 +142,13 @@ function published(c: StoreContext, run: RunRecord, work = false): RunRecord {
 /**
  * The column that turns `synchronous_commit` off for a relaxed step commit's own transaction: the
  * commit does not wait for the WAL flush. Not when the visit being committed dispatched an effect
- * that is not safe to repeat: its outcome (a relaxed journal write) is then made durable by this
- * commit, so a database crash cannot turn a completed unsafe effect into one under review.
+ * that is not safe to repeat (`non_idempotent`, or `idempotent` without a key, as `safeToRepeat`
+ * judges): its outcome (a relaxed journal write) is then made durable by this commit, so a
+ * database crash cannot turn a completed unsafe effect into one under review.
  */
 function relaxedStepCommit(c: StoreContext, fence: Fence, sequence: number) {
   return sql`, set_config('synchronous_commit', case when exists (select 1 from ${journalTables(c).effects} e
-      where e.run_id = ${fence.runId} and e.checkpoint_seq = ${sequence - 1} and e.effect = 'non_idempotent')
+      where e.run_id = ${fence.runId} and e.checkpoint_seq = ${sequence - 1} and (e.effect = 'non_idempotent' or (e.effect = 'idempotent' and e.idempotency_key is null)))
     then 'on' else 'off' end, true) as relaxed`;
 }
 
