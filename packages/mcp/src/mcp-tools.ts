@@ -296,7 +296,7 @@ class Toolset implements McpToolset {
  * @example
  * ```ts
  * await using fs = await mcpTools(
- *   { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp/work"] },
+ *   { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/srv/agent-workspace"] },
  *   { prefix: "fs" },
  * );
  * const agent = new Agent({ name: "clerk", provider, tools: fs.tools });
