@@ -330,52 +330,18 @@ export class DurableRuntime {
   }
 
   /**
-   * The run's events after `after`: first the stored ones, then live ones as they are committed
-   * (woken by the run's signal), with no gap and no duplicate. Ends when the run is terminal (or
-   * parked, with `parked: true`) and every event has been read.
+   * The run's stored events after `after`, as they are committed (woken by the run's signal), with
+   * no gap and no duplicate: {@link stream} without the live events. Ends when the run is terminal
+   * (or parked, with `parked: true`) and every event has been read.
    */
-  async *follow(
+  follow(
     runId: string,
     options: { after?: number; signal?: AbortSignal; parked?: boolean } = {},
   ): AsyncGenerator<RunEvent> {
-    let last = options.after ?? 0;
-    let notify: (() => void) | undefined;
-    let pending = false;
-    const stop = await this.signals.subscribe(`run:${runId}`, () => {
-      pending = true;
-      const n = notify;
-      notify = undefined;
-      n?.();
-    });
-    const onAbort = () => notify?.();
-    options.signal?.addEventListener("abort", onAbort);
-    try {
-      for (;;) {
-        options.signal?.throwIfAborted();
-        pending = false;
-        const events = await this.store.readEvents(runId, { after: last });
-        for (const event of events) {
-          last = event.seq;
-          yield event;
-        }
-        if (events.length === 1000) continue;
-        const run = await this.store.getRun(runId);
-        if (!run) throw new DurableError("run_not_found", `No run ${runId}.`, { details: { runId } });
-        const done =
-          isTerminal(run.status) ||
-          (options.parked === true && (run.status === "waiting" || run.status === "needs_review"));
-        if (done && run.eventSeq <= last) return;
-        if (run.eventSeq > last || pending) continue;
-        // A slow safety re-read covers a notification lost while the listener reconnected.
-        await new Promise<void>((resolve) => {
-          notify = resolve;
-          setTimeout(resolve, 10_000).unref?.();
-        });
-      }
-    } finally {
-      options.signal?.removeEventListener("abort", onAbort);
-      await stop();
-    }
+    return followRun(this.store, this.signals, runId, {
+      ...options,
+      live: false,
+    }) as AsyncGenerator<RunEvent>;
   }
 
   /**

@@ -398,6 +398,21 @@ describe("durable runtime on PGlite", () => {
     expect(await rt.store.listRuns({ tenantId: "default" })).toHaveLength(1);
   });
 
+  it("follow yields the stored events from the start, gap-free and in order, and ends with the run", async () => {
+    const rt = await runtime();
+    await rt.register(new Triage());
+    const run = await rt.submit("Triage", Session.fromUserMessage("I want a refund"));
+    const seen: number[] = [];
+    const followed = (async () => {
+      for await (const event of rt.follow(run.id)) seen.push(event.seq);
+    })();
+    await started(rt);
+    await followed;
+    const final = await rt.wait(run.id);
+    expect(final.status).toBe("succeeded");
+    expect(seen).toEqual(Array.from({ length: final.eventSeq }, (_, i) => i + 1));
+  });
+
   it("close() stops the runtime's workers, giving their runs back, and closes the store", async () => {
     const store = await pgliteStore({ db: await db, schema: `rt_${++n}` });
     const rt = createDurableRuntime({ store });
