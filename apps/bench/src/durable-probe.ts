@@ -186,13 +186,25 @@ if (mode === "perstep") {
     const w = rt.worker({ concurrency: 1, leaseMs: 30_000 });
     await w.start();
     const samples: number[] = [];
+    const walClient = new pg.Client({ connectionString: url });
+    await walClient.connect();
+    const syncs = async () =>
+      Number((await walClient.query("select wal_sync from pg_stat_wal")).rows[0].wal_sync);
+    const syncsBefore = await syncs();
     for (let r = 0; r < 4; r++) {
       const t = performance.now();
       await rt.wait((await rt.submit("chain", input())).id);
       if (r > 0) samples.push((performance.now() - t) / steps);
     }
     samples.sort((a, b) => a - b);
-    console.log(driver, dur, "ms/step", samples.map((x) => x.toFixed(3)).join(" "));
+    console.log(
+      driver,
+      dur,
+      "ms/step",
+      samples.map((x) => x.toFixed(3)).join(" "),
+      `WAL syncs per step (server-wide) ${((await syncs()) - syncsBefore) / (4 * steps)}`,
+    );
+    await walClient.end();
     dump("perstep", 4 * steps);
     await w.stop();
     await s.close();
