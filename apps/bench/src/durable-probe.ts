@@ -7,8 +7,11 @@
 //   ... durable-probe.ts perstep [steps]          (ONLY=postgres-relaxed|postgres-strict|pglite-relaxed)
 //   ... durable-probe.ts tput pglite|postgres [runs] [concurrency]
 //
-// GENERIC=1 forces generic plans (plan_cache_mode); AE=1 logs every statement's plan with
-// auto_explain (analyze, buffers) to the server's log.
+// Experiments (ADR 0018, "tried and not kept"): GENERIC=1 forces generic plans (plan_cache_mode);
+// NOFK=1 drops the PGlite store's foreign keys; ASYNC=1 turns synchronous_commit off on PGlite;
+// AE=1 logs every statement's plan with auto_explain (analyze, buffers) to the server's log;
+// ORDER=… sets the order of the perstep cases.
+//   ... durable-probe.ts procs [runs]               (claim-index scans per run, 1/2/4 processes)
 
 import { createHash, randomBytes } from "node:crypto";
 import { Session } from "@openrath/core";
@@ -36,10 +39,23 @@ function dump(label: string, per: number) {
   total = 0;
 }
 async function store(driver: string, schema: string) {
-  if (driver === "pglite" && process.env.GENERIC) {
+  if (driver === "pglite" && process.env.NOFK) {
+    // Experiment: the same store without its foreign keys (what the RI triggers cost per statement).
     const { PGlite } = await import("@electric-sql/pglite");
     const db = await PGlite.create();
-    await db.exec("set plan_cache_mode = force_generic_plan");
+    (await pgliteStore({ schema, db })).close();
+    const fks = await db.query<{ t: string; c: string }>(
+      `select conrelid::regclass::text as t, conname as c from pg_constraint where contype = 'f' and connamespace = $1::regnamespace`,
+      [schema],
+    );
+    for (const fk of fks.rows) await db.exec(`alter table ${fk.t} drop constraint ${fk.c}`);
+    return pgliteStore({ schema, onQuery, db });
+  }
+  if (driver === "pglite" && (process.env.GENERIC || process.env.ASYNC)) {
+    const { PGlite } = await import("@electric-sql/pglite");
+    const db = await PGlite.create();
+    if (process.env.GENERIC) await db.exec("set plan_cache_mode = force_generic_plan");
+    if (process.env.ASYNC) await db.exec("set synchronous_commit = off");
     return pgliteStore({ schema, onQuery, db });
   }
   return driver === "pglite"
@@ -153,13 +169,10 @@ if (mode === "storage") {
 }
 if (mode === "perstep") {
   const steps = Number(process.argv[3] ?? 200);
-  for (const [driver, dur] of (
-    [
-      ["postgres", "strict"],
-      ["postgres", "relaxed"],
-      ["pglite", "relaxed"],
-    ] as const
-  ).filter(([d, x]) => !process.env.ONLY || process.env.ONLY === `${d}-${x}`)) {
+  const order = (process.env.ORDER ?? "postgres-strict,postgres-relaxed,pglite-relaxed").split(",");
+  for (const [driver, dur] of order
+    .map((name) => name.split("-") as ["postgres" | "pglite", "strict" | "relaxed"])
+    .filter(([d, x]) => !process.env.ONLY || process.env.ONLY === `${d}-${x}`)) {
     const schema = `probe_${randomBytes(4).toString("hex")}`;
     const s =
       driver === "pglite"

@@ -55,43 +55,43 @@ async function timed<T>(fn: () => Promise<T>): Promise<number> {
 }
 
 async function stepOverhead() {
-  const results: Record<string, number> = {};
+  // Every system runs one chain per round, in turn, so a change of the machine's load during the
+  // case falls on all of them alike; the first round (warm-up) is dropped, the median kept.
+  const systems: { name: string; run: () => Promise<unknown>; close: () => Promise<void> }[] = [];
   for (const [driver, durability] of [
     ["pglite", "relaxed"],
     ["postgres", "relaxed"],
     ["postgres", "strict"],
   ] as const) {
-    const system = `openrath-${driver}${driver === "postgres" && durability === "strict" ? " (strict step commits)" : ""}`;
-    progress(`per-step: ${system}`);
     const { runtime } = await freshRuntime(driver, chain("chain", STEPS), { stepDurability: durability });
     const worker = runtime.worker({ concurrency: 1, leaseMs: 30_000 });
     await worker.start();
-    const samples: number[] = [];
-    for (let r = 0; r < 4; r++) {
-      const ms = await timed(async () => runtime.wait((await runtime.submit("chain", input())).id));
-      if (r > 0) samples.push(ms / STEPS);
-    }
-    results[system] = median(samples);
-    await worker.stop();
-    await runtime.store.close();
+    systems.push({
+      name: `openrath-${driver}${driver === "postgres" && durability === "strict" ? " (strict step commits)" : ""}`,
+      run: async () => runtime.wait((await runtime.submit("chain", input())).id),
+      close: async () => {
+        await worker.stop();
+        await runtime.store.close();
+      },
+    });
   }
-  progress("per-step: dbos");
   const dbos = await launchDbos(url);
-  const dbosSamples: number[] = [];
-  for (let r = 0; r < 4; r++) {
-    const ms = await timed(() => runDbosChain(STEPS));
-    if (r > 0) dbosSamples.push(ms / STEPS);
-  }
-  results.dbos = median(dbosSamples);
-  progress("per-step: langgraph");
+  systems.push({ name: "dbos", run: () => runDbosChain(STEPS), close: async () => {} });
   const lg = await langGraphChain(url, `lg_${Date.now()}`);
-  const lgSamples: number[] = [];
-  for (let r = 0; r < 4; r++) {
-    const ms = await timed(() => lg.run(STEPS));
-    if (r > 0) lgSamples.push(ms / STEPS);
+  systems.push({ name: "langgraph", run: () => lg.run(STEPS), close: () => lg.close() });
+  const samples = new Map<string, number[]>(systems.map((s) => [s.name, []]));
+  const rounds = quick ? 4 : 8;
+  for (let r = 0; r < rounds; r++) {
+    progress(`per-step: round ${r + 1} of ${rounds}`);
+    for (const system of systems) {
+      const ms = await timed(system.run);
+      if (r > 0) samples.get(system.name)!.push(ms / STEPS);
+    }
   }
-  results.langgraph = median(lgSamples);
-  await lg.close();
+  for (const system of systems) await system.close();
+  const results: Record<string, number> = Object.fromEntries(
+    [...samples].map(([name, values]) => [name, median(values)]),
+  );
   for (const [system, ms] of Object.entries(results))
     emit({ bench: "durable.per-step", system, steps: STEPS, msPerStep: round(ms) });
   emit({
