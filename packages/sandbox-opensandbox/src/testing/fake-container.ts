@@ -156,9 +156,15 @@ export class FakeContainer {
       newline = this.buffered.indexOf("\n");
       const child = this.processes.get(message.id);
       if (!child) continue;
-      if (message.op === "out")
-        (message.fd === 2 ? child.stderr : child.stdout).write(Buffer.from(message.data ?? "", "base64"));
-      else if (message.op === "exit") {
+      if (message.op === "out") {
+        const stream = message.fd === 2 ? child.stderr : child.stdout;
+        // A reader that paused (execd waiting for its poll or for a slow client) stops the channel
+        // from the container until it drains, instead of filling this process's memory.
+        if (!stream.write(Buffer.from(message.data ?? "", "base64")) && !this.bwrap.stdout!.isPaused()) {
+          this.bwrap.stdout!.pause();
+          stream.once("drain", () => this.bwrap.stdout!.resume());
+        }
+      } else if (message.op === "exit") {
         this.processes.delete(message.id);
         child.finish(message.code ?? null, message.signal ?? null, message.error);
       }

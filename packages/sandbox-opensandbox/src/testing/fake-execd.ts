@@ -221,6 +221,9 @@ function fileError(res: ServerResponse, error: unknown): void {
 }
 
 /** Splits tailed output the way execd's `readFromPos` does: one event per line, terminators stripped. */
+/** How much output waits in memory for the next poll before it is read at once. */
+const TAIL_LIMIT = 1024 * 1024;
+
 class LineTail {
   private pending = Buffer.alloc(0);
 
@@ -228,6 +231,9 @@ class LineTail {
 
   push(chunk: Buffer): void {
     this.pending = Buffer.concat([this.pending, chunk]);
+    // Execd's command writes to a log file that the next poll reads; here the output waits in
+    // memory, so more than TAIL_LIMIT of it is read at once, as an early poll would.
+    if (this.pending.length > TAIL_LIMIT) this.tick(false);
   }
 
   /** One poll of the log file; at the end the incomplete last line is flushed too. */
