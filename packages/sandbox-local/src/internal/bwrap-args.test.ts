@@ -54,8 +54,8 @@ describe("sandbox accounts", () => {
   });
 
   it("lists the sandbox user with the workspace as home, and no host account", () => {
-    const { passwd, group } = accountFiles({ uid: 1000, gid: 1000 }, "/work/space");
-    expect(passwd).toContain("sandbox:x:1000:1000:sandbox:/work/space:/bin/sh");
+    const { passwd, group } = accountFiles({ uid: 1000, gid: 1000 }, "/sandbox-home");
+    expect(passwd).toContain("sandbox:x:1000:1000:sandbox:/sandbox-home:/bin/sh");
     expect(passwd.trim().split("\n")).toHaveLength(3);
     expect(group).toContain("sandbox:x:1000:");
   });
