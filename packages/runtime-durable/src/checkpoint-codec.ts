@@ -146,6 +146,22 @@ function encodeAgainst(
 }
 
 /**
+ * Whether `op` is a chunk op's range `[start, count]` inside a base of `baseLength` chunks (a
+ * non-empty run of whole positions). Stores with their own op encodings check ranges with it too.
+ */
+export function isChunkRange(op: unknown, baseLength: number): op is readonly [number, number] {
+  return (
+    Array.isArray(op) &&
+    op.length === 2 &&
+    Number.isInteger(op[0]) &&
+    Number.isInteger(op[1]) &&
+    op[0] >= 0 &&
+    op[1] > 0 &&
+    op[0] + op[1] <= baseLength
+  );
+}
+
+/**
  * Resolves a chunk-op list against the base's chunk ids.
  *
  * @throws {DurableError} code `corrupt_checkpoint` for a range outside the base or a malformed op.
@@ -155,15 +171,7 @@ export function applyChunkOps(base: readonly string[], ops: unknown, where: stri
   const out: string[] = [];
   for (const op of ops) {
     if (typeof op === "string") out.push(op);
-    else if (
-      Array.isArray(op) &&
-      op.length === 2 &&
-      Number.isInteger(op[0]) &&
-      Number.isInteger(op[1]) &&
-      op[0] >= 0 &&
-      op[1] > 0 &&
-      op[0] + op[1] <= base.length
-    ) {
+    else if (isChunkRange(op, base.length)) {
       for (let i = op[0]; i < op[0] + op[1]; i++) out.push(base[i]!);
     } else {
       throw corrupt(

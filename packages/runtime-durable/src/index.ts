@@ -16,6 +16,7 @@ export {
   type CheckpointBase,
   corrupt,
   encodeCheckpoint,
+  isChunkRange,
   MAX_CHAIN_DEPTH,
   restoreSession,
 } from "./checkpoint-codec.js";

@@ -2,6 +2,7 @@ import type { Chunk, LineageNodeJSON } from "@openrath/core";
 import {
   corrupt,
   DurableError,
+  isChunkRange,
   type MaterializedCheckpoint,
   offloadedArtifacts,
   type RetentionPolicy,
@@ -69,15 +70,7 @@ function applyStoredOps(previous: string[], ops: unknown, packed: readonly Chunk
     if (typeof op === "string") out.push(op);
     else if (typeof op === "number" && Number.isInteger(op) && op > 0 && taken + op <= packed.length) {
       for (let k = 0; k < op; k++) out.push(packed[taken++]!.id);
-    } else if (
-      Array.isArray(op) &&
-      op.length === 2 &&
-      Number.isInteger(op[0]) &&
-      Number.isInteger(op[1]) &&
-      op[0] >= 0 &&
-      op[1] > 0 &&
-      op[0] + op[1] <= length
-    ) {
+    } else if (isChunkRange(op, length)) {
       for (let k = op[0]; k < op[0] + op[1]; k++) out.push(previous[k]!);
     } else {
       throw corrupt(
