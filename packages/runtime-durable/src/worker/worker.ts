@@ -247,6 +247,13 @@ export class DurableWorker {
       controller,
       expiresBy: performance.now() + this.leaseMs,
     } as Omit<Active, "done"> & { done?: Promise<void> };
+    // The store gave this worker a new lease on a run it still runs (its lease was lost: requeued
+    // after expiry, or a database crash lost the claim): the old attempt's token is stale, stop it.
+    this.active.get(claim.run.id)?.controller.abort(
+      new DurableError("lease_lost", `Run ${claim.run.id} was claimed again under a new lease.`, {
+        details: { runId: claim.run.id },
+      }),
+    );
     this.active.set(claim.run.id, entry as Active);
     entry.done = (async () => {
       try {
@@ -272,8 +279,11 @@ export class DurableWorker {
       } catch (error) {
         this.log("error", "run execution stopped", { runId: claim.run.id, error: (error as Error).message });
       } finally {
-        this.hints.fresh?.forget(claim.run.id);
-        this.active.delete(claim.run.id);
+        // Only this attempt's own entry: a newer claim of the run may have replaced it.
+        if (this.active.get(claim.run.id) === entry) {
+          this.hints.fresh?.forget(claim.run.id);
+          this.active.delete(claim.run.id);
+        }
         this.wake();
       }
     })();

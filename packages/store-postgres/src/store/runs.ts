@@ -194,6 +194,30 @@ function claimsOf(rows: RunRow[], workerId: string): Claim[] {
 }
 
 /**
+ * The fencing token a claim or reclaim issues: one more than the run's, or the database clock in
+ * microseconds when that is larger. Tokens still only grow within a run's committed history (what
+ * the fence checks and the effect ledger's `<` compare), and a claim made after a database crash
+ * lost a relaxed claim's commit does not issue the lost token again as long as the clock has not
+ * gone back by more than the outage: a worker that still holds the lost lease (the same worker
+ * identity, in the same process) gets `stale_fence` instead of writing as the new lease. At about
+ * 1.8e15 (2026) the values stay exact JavaScript numbers (below 2^53, about 9.0e15) until the year
+ * 2255.
+ */
+export function nextToken() {
+  return sql`greatest(r.fencing_token + 1, (extract(epoch from now()) * 1000000)::bigint)`;
+}
+
+/**
+ * The column that turns `synchronous_commit` off for a claim's own transaction when step commits
+ * are relaxed (ADR 0018, "Claims and journal, second pass"): a lost claim is harmless once its
+ * token cannot be issued again ({@link nextToken}); empty under `stepDurability: "strict"` and on
+ * PGlite.
+ */
+function relaxedClaim(c: StoreContext) {
+  return c.relaxedSteps ? sql`, set_config('synchronous_commit', 'off', true) as relaxed` : sql``;
+}
+
+/**
  * The claimable runs of uncapped tenants: queued, of these plans, due, highest priority then
  * oldest, rows other claimers hold skipped. The order matches the partial index `runs_claim`.
  */
@@ -227,7 +251,7 @@ export async function claimRuns(
   }>`
     with cand as (${claimCandidates(c, hashes, limit)}),
     upd as (
-      update ${runs} r set status = 'running', version = r.version + 1, fencing_token = r.fencing_token + 1,
+      update ${runs} r set status = 'running', version = r.version + 1, fencing_token = ${nextToken()},
         lease_holder = ${request.workerId}, lease_expires_at = now() + ${lease} * interval '1 millisecond',
         event_seq = r.event_seq + 1, updated_at = now()
       from cand where r.id = cand.id
@@ -238,7 +262,7 @@ export async function claimRuns(
       select id, event_seq, 'run.claimed', json_build_object('workerId', lease_holder, 'fencingToken', fencing_token, 'attempt', attempt, 'from', 'queued', 'to', 'running')::text
       from upd
     )
-    select (select coalesce(json_agg(upd), '[]'::json) from upd) as claimed,
+    select (select coalesce(json_agg(upd), '[]'::json) from upd) as claimed${relaxedClaim(c)},
       exists (select 1 from ${limits}) as has_limits,
       exists (select 1 from ${runs} q where q.status = 'queued' and q.plan_hash = any(${hashes}::text[]) and q.not_before <= now()
         and q.id not in (select id from cand)) as more,
@@ -290,7 +314,7 @@ async function claimCapped(c: StoreContext, request: ClaimRequest, limit: number
     if (chosen.length === 0) return [];
     const updated = await sql<RunRow>`
       with upd as (
-        update ${runs} r set status = 'running', version = r.version + 1, fencing_token = r.fencing_token + 1,
+        update ${runs} r set status = 'running', version = r.version + 1, fencing_token = ${nextToken()},
           lease_holder = ${request.workerId}, lease_expires_at = now() + ${request.leaseMs} * interval '1 millisecond',
           event_seq = r.event_seq + 1, updated_at = now()
         where r.id = any(${chosen}::uuid[]) and r.status = 'queued'
@@ -301,7 +325,7 @@ async function claimCapped(c: StoreContext, request: ClaimRequest, limit: number
         select id, event_seq, 'run.claimed', json_build_object('workerId', lease_holder, 'fencingToken', fencing_token, 'attempt', attempt, 'from', 'queued', 'to', 'running')::text
         from upd
       )
-      select * from upd`.execute(tx);
+      select *${relaxedClaim(c)} from upd`.execute(tx);
     return claimsOf(updated.rows, request.workerId);
   });
 }
@@ -312,7 +336,7 @@ export async function reclaimRuns(c: StoreContext, request: Omit<ClaimRequest, "
   const hashes = [...request.planHashes];
   const result = await sql<RunRow>`
     with upd as (
-      update ${runs} r set version = r.version + 1, fencing_token = r.fencing_token + 1,
+      update ${runs} r set version = r.version + 1, fencing_token = ${nextToken()},
         lease_expires_at = now() + ${request.leaseMs} * interval '1 millisecond', event_seq = r.event_seq + 1, updated_at = now()
       where r.status = 'running' and r.lease_holder = ${request.workerId} and r.plan_hash = any(${hashes}::text[])
       returning ${runColumns("r")}
@@ -321,7 +345,7 @@ export async function reclaimRuns(c: StoreContext, request: Omit<ClaimRequest, "
       insert into ${events} (run_id, seq, type, data)
       select id, event_seq, 'run.reclaimed', json_build_object('workerId', lease_holder, 'fencingToken', fencing_token)::text from upd
     )
-    select * from upd`.execute(c.db);
+    select *${relaxedClaim(c)} from upd`.execute(c.db);
   return claimsOf(result.rows, request.workerId);
 }
 

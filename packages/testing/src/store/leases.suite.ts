@@ -19,7 +19,8 @@ export function leasesSuite(context: StoreSuiteContext): void {
         const swept = await store.sweep();
         expect(swept.requeued).toBeGreaterThanOrEqual(1);
         const fresh = await claimOne(store, plan, "worker-b");
-        expect(fresh.fence.token).toBe(stale.fence.token + 1);
+        // Tokens only grow (a store may skip values, e.g. tokens from the database clock).
+        expect(fresh.fence.token).toBeGreaterThan(stale.fence.token);
         const { base, session, sequence } = await baseOfRun(store, run.id);
         const { write } = encodeCheckpoint(session.append({ kind: "assistant", content: "late" }), base, {
           sequence: sequence + 1,
@@ -124,7 +125,7 @@ export function leasesSuite(context: StoreSuiteContext): void {
         );
         for (const claim of back) {
           const old = first.find((c) => c.run.id === claim.run.id)!;
-          expect(claim.fence.token).toBe(old.fence.token + 1);
+          expect(claim.fence.token).toBeGreaterThan(old.fence.token);
           await expectOpenRathError(
             () => store.appendEvent(old.fence, { type: "step.note" }),
             "stale_fence",
