@@ -101,6 +101,47 @@ if (mode === "storage") {
   const TURNS = Number(process.argv[3] ?? 400);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
+  type Sizes = Map<string, { heap: number; idx: number; other: number }>;
+  const sizes = async (schema: string): Promise<Sizes> => {
+    await client.query("checkpoint");
+    const r = await client.query(
+      `select c.relname, pg_relation_size(c.oid) as heap, pg_indexes_size(c.oid) as idx, pg_total_relation_size(c.oid) as total
+       from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1 and c.relkind = 'r'`,
+      [schema],
+    );
+    return new Map(
+      r.rows.map((row) => [
+        row.relname as string,
+        {
+          heap: Number(row.heap),
+          idx: Number(row.idx),
+          other: Number(row.total) - Number(row.heap) - Number(row.idx),
+        },
+      ]),
+    );
+  };
+  // Growth per table since `before` (the warm-up), as the bench counts it (heap, indexes, and the
+  // rest of pg_total_relation_size: free-space map, TOAST), in bytes per unit (run or step).
+  const growth = (label: string, before: Sizes, after: Sizes, units: number) => {
+    console.log(
+      `== ${label}: growth since the warm-up, bytes per ${units} units and per unit (heap / indexes / fsm+toast)`,
+    );
+    let sum = 0;
+    for (const [name, a] of [...after].sort((x, y) => y[1].heap + y[1].idx - x[1].heap - x[1].idx)) {
+      const b = before.get(name) ?? { heap: 0, idx: 0, other: 0 };
+      const d = { heap: a.heap - b.heap, idx: a.idx - b.idx, other: a.other - b.other };
+      const total = d.heap + d.idx + d.other;
+      sum += total;
+      if (total === 0) continue;
+      const per = (n: number) => (n / units).toFixed(0);
+      console.log(
+        `  ${name.padEnd(22)} ${String(total).padStart(7)}  per unit ${per(total).padStart(5)} (${per(d.heap)} / ${per(d.idx)} / ${per(d.other)})`,
+      );
+    }
+    console.log(
+      `  SUM ${sum} = ${(sum / (TURNS * 230)).toFixed(2)}x content, ${(sum / units).toFixed(0)} per unit`,
+    );
+  };
   const breakdown = async (schema: string, label: string) => {
     const r = await client.query(
       `select c.relname, pg_relation_size(c.oid) as heap, pg_indexes_size(c.oid) as idx, pg_total_relation_size(c.oid) as total,
@@ -144,11 +185,26 @@ if (mode === "storage") {
           ),
         { entry: i === 0, ...(i + 1 < TURNS ? { next: `t${i + 1}` } : {}) },
       );
+    const warm = defineWorkflow("warm").step(
+      "t0",
+      (x) => x.append({ kind: "user", content: message(0, "warm") }),
+      {
+        entry: true,
+      },
+    );
     await rt.register(turn);
     await rt.register(long);
+    await rt.register(warm);
     await breakdown(schema, "empty");
     const w = rt.worker({ concurrency: 1, leaseMs: 30_000 });
     await w.start();
+    // The bench's warm-up: every table and index has its first pages before the growth is counted.
+    if (kind === "runs")
+      await rt.result(
+        (await rt.submit("turn", Session.fromUserMessage("warm-up"), { metadata: { turn: 0 } })).id,
+      );
+    else await rt.wait((await rt.submit("warm", Session.fromUserMessage("warm-up"))).id);
+    const warmed = await sizes(schema);
     if (kind === "runs") {
       let session = Session.fromUserMessage("start");
       for (let i = 0; i < TURNS; i++) {
@@ -159,6 +215,7 @@ if (mode === "storage") {
     await w.stop();
     await client.query("checkpoint");
     await breakdown(schema, `${kind} after`);
+    growth(kind, warmed, await sizes(schema), TURNS);
     await client.query(
       `vacuum ${schema}.runs, ${schema}.run_events, ${schema}.checkpoints, ${schema}.session_heads`,
     );

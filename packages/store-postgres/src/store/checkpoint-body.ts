@@ -1,6 +1,7 @@
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { Chunk, LineageNodeJSON } from "@openrath/core";
 import type { ChunkOp, PlacementJSON } from "@openrath/runtime-durable";
+import { compactChunk, expandChunkIds } from "./compact-ids.js";
 
 /**
  * Text that checkpoint bodies are full of, given to deflate as a preset dictionary so even a body
@@ -54,6 +55,10 @@ const RAW = 0;
 const DEFLATE_1 = 1;
 /** Deflated with {@link DICTIONARY_1} and then the base's {@link ChainContext}. */
 const DEFLATE_BASE = 2;
+/** {@link DEFLATE_1} with the chunks' ids compacted (`compact-ids.ts`). What is written now. */
+const DEFLATE_1_IDS = 3;
+/** {@link DEFLATE_BASE} with the chunks' ids compacted, the context's tail included. What is written now. */
+const DEFLATE_BASE_IDS = 4;
 
 /** Bodies and dictionaries up to this many bytes are deflated with a 4 KiB window. */
 const SMALL_WINDOW = 4096;
@@ -125,12 +130,12 @@ export function contextAfter(
   return { sessionId: body.sessionId, length, nextStep: body.nextStep, tail };
 }
 
-function dictionaryFor(context: ChainContext): Buffer {
+function dictionaryFor(context: ChainContext, compactIds: boolean): Buffer {
   const text = JSON.stringify({
     s: context.sessionId,
     o: [[0, context.length]],
     ...(context.nextStep === null ? {} : { t: context.nextStep }),
-    c: context.tail,
+    c: compactIds ? context.tail.map(compactChunk) : context.tail,
   });
   return Buffer.concat([DICTIONARY_1, Buffer.from(text, "utf8")]);
 }
@@ -152,26 +157,35 @@ export interface CheckpointBody extends BodyContent {
   readonly nextStep: string | null;
 }
 
+function bodyJson(body: BodyContent, chunks: readonly Chunk[]): Buffer {
+  const json: Record<string, unknown> = { s: body.sessionId, o: body.ops };
+  if (body.placement !== null) json.p = body.placement;
+  if (body.lineage.length > 0) json.l = body.lineage;
+  if (chunks.length > 0) json.c = chunks;
+  return Buffer.from(JSON.stringify(json), "utf8");
+}
+
 /**
  * A checkpoint's body as one value: its session id, chunk ops, new lineage nodes, placement and
  * the chunks it introduces (ids included, key order as given, so reading it back
  * gives the same objects) as one JSON text, deflated with {@link DICTIONARY_1} when that is
- * smaller; the first byte names the format. One row per checkpoint, no row per chunk: a row's and
- * an index entry's overhead cost more than a short message, and the chunks of one step share
- * their session id, keys and ids' time prefix, which deflate folds away.
+ * smaller, the chunks' ids compacted first (`compact-ids.ts`); the first byte names the format.
+ * One row per checkpoint, no row per chunk: a row's and an index entry's overhead cost more than a
+ * short message, and the chunks of one step share their session id, keys and ids' time prefix,
+ * which deflate folds away.
  */
 export function encodeBody(body: BodyContent, base?: ChainContext): Buffer {
-  const json: Record<string, unknown> = { s: body.sessionId, o: body.ops };
-  if (body.placement !== null) json.p = body.placement;
-  if (body.lineage.length > 0) json.l = body.lineage;
-  if (body.chunks.length > 0) json.c = body.chunks;
-  const raw = Buffer.from(JSON.stringify(json), "utf8");
-  const format = base === undefined ? DEFLATE_1 : DEFLATE_BASE;
-  const dictionary = base === undefined ? DICTIONARY_1 : dictionaryFor(base);
+  const compact = bodyJson(body, body.chunks.map(compactChunk));
+  const format = base === undefined ? DEFLATE_1_IDS : DEFLATE_BASE_IDS;
+  const dictionary = base === undefined ? DICTIONARY_1 : dictionaryFor(base, true);
   // A small body needs no 32 KiB window (its setup costs more than the compression): 4 KiB holds
   // it and its dictionary. Any window inflates with the default one.
-  const small = raw.length + dictionary.length <= SMALL_WINDOW;
-  const deflated = deflateRawSync(raw, small ? { dictionary, windowBits: 12, memLevel: 5 } : { dictionary });
+  const small = compact.length + dictionary.length <= SMALL_WINDOW;
+  const deflated = deflateRawSync(
+    compact,
+    small ? { dictionary, windowBits: 12, memLevel: 5 } : { dictionary },
+  );
+  const raw = bodyJson(body, body.chunks);
   return deflated.length < raw.length
     ? Buffer.concat([Buffer.of(format), deflated])
     : Buffer.concat([Buffer.of(RAW), raw]);
@@ -179,7 +193,7 @@ export function encodeBody(body: BodyContent, base?: ChainContext): Buffer {
 
 /** Whether the body was compressed against its base's context (decoding it needs that context). */
 export function needsContext(bytes: Uint8Array): boolean {
-  return bytes[0] === DEFLATE_BASE;
+  return bytes[0] === DEFLATE_BASE || bytes[0] === DEFLATE_BASE_IDS;
 }
 
 /**
@@ -193,10 +207,12 @@ export function decodeBody(bytes: Uint8Array, base?: ChainContext): BodyContent 
   const rest = buffer.subarray(1);
   let text: string;
   if (format === RAW) text = rest.toString("utf8");
-  else if (format === DEFLATE_1) text = inflateRawSync(rest, { dictionary: DICTIONARY_1 }).toString("utf8");
-  else if (format === DEFLATE_BASE) {
+  else if (format === DEFLATE_1 || format === DEFLATE_1_IDS)
+    text = inflateRawSync(rest, { dictionary: DICTIONARY_1 }).toString("utf8");
+  else if (format === DEFLATE_BASE || format === DEFLATE_BASE_IDS) {
     if (base === undefined) throw new Error("the body is compressed against a base that is not there");
-    text = inflateRawSync(rest, { dictionary: dictionaryFor(base) }).toString("utf8");
+    const dictionary = dictionaryFor(base, format === DEFLATE_BASE_IDS);
+    text = inflateRawSync(rest, { dictionary }).toString("utf8");
   } else throw new Error(`unknown body format ${String(format)}`);
   const json = JSON.parse(text) as Record<string, unknown>;
   if (typeof json?.s !== "string") throw new Error("the body has no session id");
@@ -213,8 +229,11 @@ export function decodeBody(bytes: Uint8Array, base?: ChainContext): BodyContent 
   if (!Array.isArray(ops)) throw new Error("its chunk list is not an array");
   const chunks = json.c ?? [];
   if (!Array.isArray(chunks)) throw new Error("its chunks are not an array");
-  for (const chunk of chunks) {
-    if (typeof (chunk as { id?: unknown })?.id !== "string") throw new Error("a chunk of it has no id");
+  if (format === DEFLATE_1_IDS || format === DEFLATE_BASE_IDS) expandChunkIds(chunks);
+  else {
+    for (const chunk of chunks) {
+      if (typeof (chunk as { id?: unknown })?.id !== "string") throw new Error("a chunk of it has no id");
+    }
   }
   const lineage = field(json.l, "lineage") ?? [];
   if (!Array.isArray(lineage)) throw new Error("its lineage is not an array");

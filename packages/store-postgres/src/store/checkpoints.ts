@@ -90,12 +90,21 @@ export type CheckpointTarget =
   | { readonly runId: string; readonly sequence?: number }
   | { readonly tenantId: string; readonly sessionIds: readonly string[] };
 
+/**
+ * The group of 32 consecutive sequences a checkpoint of `k` belongs to: the second column of the
+ * `(run_id, seq >> 5)` index (migration 4). A lookup by run and sequence names it, so the index
+ * scan reads one group of the run, not all of its checkpoints.
+ */
+export function seqGroup(k: RawBuilder<unknown>): RawBuilder<number> {
+  return sql<number>`(${k}.seq >> 5)`;
+}
+
 function startOf(c: StoreContext, target: CheckpointTarget): RawBuilder<unknown> {
   if (typeof target === "number") return sql`k.id = ${target}`;
   if ("runId" in target)
     return target.sequence === undefined
       ? sql`k.id = (select checkpoint_id from ${c.t.runs} where id = ${target.runId})`
-      : sql`k.run_id = ${target.runId} and k.seq = ${target.sequence}`;
+      : sql`k.run_id = ${target.runId} and ${seqGroup(sql`k`)} = (${target.sequence}::integer >> 5) and k.seq = ${target.sequence}`;
   return sql`k.id = (select h.checkpoint_id from ${c.t.heads} h
       where h.tenant_id = ${target.tenantId} and h.session_id = any(${[...target.sessionIds]}::text[])
       order by h.checkpoint_id desc limit 1) and r.tenant_id = ${target.tenantId}`;
@@ -232,6 +241,8 @@ export async function loadCheckpoint(
   sequence?: number,
 ): Promise<MaterializedCheckpoint | undefined> {
   if (!isUuid(runId)) return undefined;
+  if (sequence !== undefined && !(Number.isInteger(sequence) && sequence >= 0 && sequence <= 0x7fffffff))
+    return undefined;
   return materialize(c, sequence === undefined ? { runId } : { runId, sequence });
 }
 

@@ -1,7 +1,7 @@
 import type { JsonValue } from "@openrath/core";
 import type { RunEvent } from "@openrath/runtime-durable";
 import { sql } from "kysely";
-import { checkpointEventData } from "./checkpoints.js";
+import { checkpointEventData, seqGroup } from "./checkpoints.js";
 import type { StoreContext } from "./context.js";
 
 /**
@@ -9,7 +9,8 @@ import type { StoreContext } from "./context.js";
  * `run.checkpoint` events that step checkpoints stand for (a checkpoint row carries its event's
  * sequence, so a step writes one row, not two). One statement. The checkpoints read are bounded by
  * the run's counters: at most `event_seq − after` of them carry a sequence above `after`, and they
- * are the run's latest, so only that many (and a final checkpoint, which carries none) are scanned.
+ * are the run's latest, so only that many (and a final checkpoint, which carries none) are scanned
+ * (the groups of 32 sequences at or above the lowest one: the `(run_id, seq >> 5)` index).
  */
 export async function readEvents(
   c: StoreContext,
@@ -22,9 +23,9 @@ export async function readEvents(
       select run_id, seq, type, data, at from ${c.t.events} where run_id = ${runId}::uuid and seq > ${after}
       union all
       select k.run_id, k.event_seq, 'run.checkpoint', ${checkpointEventData(sql`k`)}, k.created_at
-      from ${c.t.checkpoints} k
-      where k.run_id = ${runId}::uuid and k.event_seq > ${after}
-        and k.seq >= (select r.checkpoint_seq - (r.event_seq - ${after}) - 1 from ${c.t.runs} r where r.id = ${runId}::uuid)
+      from ${c.t.checkpoints} k,
+        (select r.checkpoint_seq - (r.event_seq - ${after}) - 1 as low from ${c.t.runs} r where r.id = ${runId}::uuid) b
+      where k.run_id = ${runId}::uuid and k.event_seq > ${after} and k.seq >= b.low and ${seqGroup(sql`k`)} >= (b.low >> 5)
     ) e order by seq limit ${limit}`.execute(c.db);
   return result.rows.map((row) => ({
     runId: String(row.run_id),
