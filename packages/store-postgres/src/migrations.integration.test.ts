@@ -148,6 +148,38 @@ describe.skipIf(!postgres.available)(`migrations on PostgreSQL (${postgres.reaso
     }
   });
 
+  it("migration 4 rebuilds the checkpoints table and gives its row rights back to the roles that had them", async () => {
+    const tag = randomBytes(4).toString("hex");
+    const schema = `regrant_${tag}`;
+    const role = `openrath_runtime_${tag}`;
+    const db = new Kysely<unknown>({
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: POSTGRES_URL, max: 1 }) }),
+    });
+    try {
+      await migrate(db, schema, MIGRATIONS.slice(0, 3));
+      await sql.raw(`create role ${role} login`).execute(db);
+      await sql.raw(`grant usage on schema ${schema} to ${role}`).execute(db);
+      await sql
+        .raw(`grant select, insert, update, delete on all tables in schema ${schema} to ${role}`)
+        .execute(db);
+      expect(await migrate(db, schema)).toEqual([4]);
+      const rights = await sql<{ privilege: string; granted: boolean }>`select p as privilege,
+        has_table_privilege(${role}, ${`${schema}.checkpoints`}, p) as granted
+        from unnest(array['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) p`.execute(db);
+      expect(Object.fromEntries(rights.rows.map((r) => [r.privilege, r.granted]))).toEqual({
+        SELECT: true,
+        INSERT: true,
+        UPDATE: true,
+        DELETE: true,
+        TRUNCATE: false,
+      });
+    } finally {
+      await sql.raw(`drop schema if exists ${schema} cascade`).execute(db);
+      await sql.raw(`drop role if exists ${role}`).execute(db);
+      await db.destroy();
+    }
+  });
+
   it("two migrators at once: the advisory lock lets one apply, the other finds nothing to do", async () => {
     const schema = `race_${randomBytes(4).toString("hex")}`;
     const dbs = [0, 1, 2].map(
