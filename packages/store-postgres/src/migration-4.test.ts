@@ -97,6 +97,13 @@ describe("migration 4 (narrow checkpoints)", () => {
 
     expect(await migrate(k, target)).toEqual([4]);
     expect((await checkSchema(k, target)).ready).toBe(true);
+    // A release that knows migrations 1–3 cannot read the bodies this one writes: it refuses the schema.
+    expect(await checkSchema(k, target, MIGRATIONS.slice(0, 3))).toMatchObject({
+      ready: false,
+      problems: [
+        expect.stringMatching(/migration 4 \(narrow_checkpoints\) is newer than this code and not additive/),
+      ],
+    });
     expect(await observe(target, runIds, sessionIds)).toEqual(expected);
     const indexes = await sql<{ indexname: string }>`select indexname from pg_indexes
       where schemaname = ${target} and tablename = 'checkpoints' order by 1`.execute(k);

@@ -11,9 +11,11 @@
  * (`fillfactor = 100`: ids only grow, so a split page is never filled again). Row rights on the
  * old table are granted again on the new one.
  *
- * Additive in effect (`additive: true`): the columns keep their names and meanings, so code
- * written for migration 3 keeps reading and writing them (its lookups by run and sequence use the
- * new index's first column); an N−1 worker keeps working.
+ * Not additive: the columns keep their names and meanings (a release before it could still read
+ * and write the rows), but the code that ships with it writes checkpoint bodies of formats 3 and 4
+ * (compacted chunk ids), which a release before cannot decode, so an N−1 worker must not run
+ * beside it (`--check` of that release refuses the schema). The copy holds the table's lock for
+ * its duration: stop the workers, migrate, start the new release.
  */
 export const NARROW_CHECKPOINTS = `
 CREATE TABLE {schema}.checkpoints_narrow (

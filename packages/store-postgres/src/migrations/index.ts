@@ -23,7 +23,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: "initial", sql: INITIAL, additive: false },
   { version: 2, name: "journal", sql: JOURNAL, additive: true },
   { version: 3, name: "compact_checkpoints", sql: COMPACT_CHECKPOINTS, additive: false },
-  { version: 4, name: "narrow_checkpoints", sql: NARROW_CHECKPOINTS, additive: true },
+  { version: 4, name: "narrow_checkpoints", sql: NARROW_CHECKPOINTS, additive: false },
 ]);
 
 /** SHA-256 of a migration's SQL (with the placeholder), the checksum recorded when it is applied. */
