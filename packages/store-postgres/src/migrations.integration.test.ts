@@ -162,7 +162,7 @@ describe.skipIf(!postgres.available)(`migrations on PostgreSQL (${postgres.reaso
       await sql
         .raw(`grant select, insert, update, delete on all tables in schema ${schema} to ${role}`)
         .execute(db);
-      expect(await migrate(db, schema)).toEqual([4]);
+      expect(await migrate(db, schema)).toEqual(MIGRATIONS.slice(3).map((m) => m.version));
       const rights = await sql<{ privilege: string; granted: boolean }>`select p as privilege,
         has_table_privilege(${role}, ${`${schema}.checkpoints`}, p) as granted
         from unnest(array['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) p`.execute(db);
