@@ -43,6 +43,7 @@ export type {
   SubmitInput,
   SweepResult,
 } from "./contract/records.js";
+export { PREVIOUS_CHECKPOINT } from "./contract/records.js";
 export type { RunStoreCapabilities, RunStoreV1 } from "./contract/run-store.js";
 export {
   type Signal,

@@ -37,7 +37,7 @@ import {
 import {
   appendEvent,
   cancelRun,
-  commitStep,
+  commitSteps,
   finishRun,
   parkRun,
   releaseRun,
@@ -229,7 +229,9 @@ class KyselyRunStore implements RunStoreV1 {
   findSessionHead: RunStoreV1["findSessionHead"] = (tenantId, ids) =>
     this.run(() => findSessionHead(this.c, tenantId, ids));
   commitStep: RunStoreV1["commitStep"] = (fence, write, version) =>
-    this.run(() => commitStep(this.c, fence, write, version));
+    this.run(() => commitSteps(this.c, fence, [write], version));
+  commitSteps: NonNullable<RunStoreV1["commitSteps"]> = (fence, writes) =>
+    this.run(() => commitSteps(this.c, fence, writes));
   finish: RunStoreV1["finish"] = (fence, input) => this.run(() => finishRun(this.c, fence, input));
   scheduleRetry: RunStoreV1["scheduleRetry"] = (fence, input) =>
     this.run(() => scheduleRetry(this.c, fence, input));

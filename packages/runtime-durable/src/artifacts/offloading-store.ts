@@ -1,5 +1,5 @@
 import type { Chunk } from "@openrath/core";
-import type { CheckpointWrite, MaterializedCheckpoint } from "../contract/records.js";
+import type { CheckpointWrite, Fence, MaterializedCheckpoint } from "../contract/records.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
 import { DurableError } from "../errors.js";
 import { ArtifactError } from "./artifact-error.js";
@@ -22,7 +22,7 @@ const TENANT_CACHE = 10_000;
 
 /**
  * The claim check: a {@link RunStoreV1} that keeps large chunk content in an artifact store.
- * Before a checkpoint is written (submit, commitStep, finish), every string of at least
+ * Before a checkpoint is written (submit, commitStep, commitSteps, finish), every string of at least
  * `thresholdBytes` in its new chunks is streamed to `artifacts` (content-addressed, in the run's
  * tenant) and the chunk row keeps a stub with the digest; when a checkpoint is read
  * (`loadCheckpoint`, `findSessionHead`) the stubs are resolved again, each string verified
@@ -109,6 +109,16 @@ export function withArtifactOffload(store: RunStoreV1, options: ArtifactOffloadO
       const write = await offloadWrite(checkpoint, () => tenantOf(fence.runId));
       return store.commitStep(fence, write, expectedVersion);
     },
+    ...(store.commitSteps
+      ? {
+          async commitSteps(fence: Fence, checkpoints: readonly CheckpointWrite[]) {
+            const writes: CheckpointWrite[] = [];
+            for (const checkpoint of checkpoints)
+              writes.push(await offloadWrite(checkpoint, () => tenantOf(fence.runId)));
+            return store.commitSteps!(fence, writes);
+          },
+        }
+      : {}),
     async finish(fence, input) {
       if (input.checkpoint === undefined) return store.finish(fence, input);
       const checkpoint = await offloadWrite(input.checkpoint, () => tenantOf(fence.runId));

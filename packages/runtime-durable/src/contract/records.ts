@@ -102,6 +102,12 @@ export interface PlacementJSON {
 }
 
 /**
+ * The `baseId` of a checkpoint written in the same batch right after its base
+ * (`RunStoreV1.commitSteps`): the base is the write before it, whose id the store assigns.
+ */
+export const PREVIOUS_CHECKPOINT = -1;
+
+/**
  * A checkpoint to write: the session at a step boundary as references. Chunks are written once per
  * tenant (keyed by chunk id); the checkpoint stores the chunk-id delta against its base and the
  * lineage nodes its base does not have.
@@ -111,7 +117,11 @@ export interface CheckpointWrite {
   readonly sequence: number;
   /** The session's id at this boundary. */
   readonly sessionId: string;
-  /** The checkpoint the delta is against (any checkpoint of the tenant), or `null` for a full list. */
+  /**
+   * The checkpoint the delta is against (any checkpoint of the tenant), or `null` for a full list.
+   * In a batch (`RunStoreV1.commitSteps`), a write after the first may name
+   * {@link PREVIOUS_CHECKPOINT}: the write before it in the batch, whose id is not known yet.
+   */
   readonly baseId: number | null;
   /** The session's chunk ids, encoded against the base's list. */
   readonly chunkOps: readonly ChunkOp[];

@@ -148,6 +148,18 @@ export interface RunStoreV1 {
    *   `expectedVersion` is given and differs.
    */
   commitStep(fence: Fence, checkpoint: CheckpointWrite, expectedVersion?: number): Promise<RunRecord>;
+  /**
+   * Commits several consecutive steps in one transaction, as `commitStep` would one after another:
+   * `checkpoints[0].sequence` is the run's `checkpointSeq + 1` and each next one is one more; a
+   * write after the first may be encoded against the one before it (`baseId`
+   * `PREVIOUS_CHECKPOINT`). One `run.checkpoint` event per checkpoint, one version bump.
+   * The worker batches the steps that finished while its previous commit was in flight. Optional:
+   * without it a worker commits each step on its own.
+   *
+   * @throws `stale_fence` as `commitStep`; `invalid_argument` for an empty batch, a sequence gap or
+   *   a first write naming `PREVIOUS_CHECKPOINT`.
+   */
+  commitSteps?(fence: Fence, checkpoints: readonly CheckpointWrite[]): Promise<RunRecord>;
   /** Ends a running run (fenced), optionally with its final checkpoint, and releases the lease. */
   finish(fence: Fence, input: FinishInput): Promise<RunRecord>;
   /**

@@ -61,6 +61,14 @@ export interface StepContext {
   /** Appends a durable event to the run (fenced), such as `{ type: "step.progress", data }`. */
   emit(type: string, data?: JsonValue): Promise<void>;
   /**
+   * Resolves once the checkpoints of every earlier step of this run are committed; rejects (code
+   * `stale_fence`) if one of them was refused. A worker starts a step while the previous step's
+   * commit is still in flight, so call this before an outside effect that must not happen unless
+   * the earlier steps are durable. The journal (model and tool calls, interrupts) and `emit` wait
+   * for it on their own.
+   */
+  checkpointed(): Promise<void>;
+  /**
    * Publishes an ephemeral event (a token delta, a progress tick) to the run's live subscribers
    * (`runtime.stream(runId)`): fanned out through the runtime's signals, never stored, best effort
    * (dropped when the signals backend carries no live payloads or is away). Returns at once.

@@ -32,6 +32,7 @@ export async function runPlanInMemory(
       logger: quietLogger,
       fence: { runId: "in-memory", token: 0, workerId: "in-memory" },
       emit: async () => {},
+      checkpointed: async () => {},
       emitLive: () => {},
       interrupt: async () => {
         throw new DurableError("not_supported", "Interrupts need the durable runtime with the step journal.");

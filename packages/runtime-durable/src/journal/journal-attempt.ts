@@ -178,11 +178,14 @@ export class JournalAttempt {
   }
 
   /**
-   * A fenced journal write. Retried while the store is unreachable (until the step's signal fires);
+   * A fenced journal write, after the commits of the steps before. Retried while the store is unreachable (until the step's signal fires);
    * a stale fence, a version conflict or a journal conflict stops the attempt (after a park, the
    * write is dropped: the run is no longer this worker's). Other coded errors go to the caller.
    */
   async write<T>(work: () => Promise<T>): Promise<T> {
+    // This visit's journal exists once the checkpoint it starts from is committed (the worker
+    // starts a step while the previous step's commit is in flight).
+    await this.ctx.checkpointed();
     const started = Date.now();
     let delay = 25;
     for (;;) {

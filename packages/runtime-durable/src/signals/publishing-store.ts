@@ -28,6 +28,7 @@ const AFTER_COMMIT: Partial<
     for (const claim of claims) publish(eventOf(claim.run));
   },
   commitStep: (run: RunRecord, _args, publish) => publish(eventOf(run)),
+  commitSteps: (run: RunRecord, _args, publish) => publish(eventOf(run)),
   finish: (run: RunRecord, _args, publish) => publish(eventOf(run)),
   park: (run: RunRecord, _args, publish) => publish(eventOf(run)),
   scheduleRetry: (run: RunRecord, _args, publish) => {

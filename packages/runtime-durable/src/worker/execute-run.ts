@@ -1,12 +1,20 @@
 import { type JsonValue, OpenRathError, Session } from "@openrath/core";
 import { baseOf, type CheckpointBase, encodeCheckpoint, restoreSession } from "../checkpoint-codec.js";
-import type { Claim, Fence, FinishInput, RunErrorInfo, RunRecord } from "../contract/records.js";
+import {
+  type Claim,
+  type Fence,
+  type FinishInput,
+  PREVIOUS_CHECKPOINT,
+  type RunErrorInfo,
+  type RunRecord,
+} from "../contract/records.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
 import type { SignalsV1 } from "../contract/signals.js";
 import type { StepContext, StepLogger, StepMiddleware } from "../contract/step-context.js";
 import { type CompiledPlan, type PlanNode, retryDelayMs } from "../definition/compile.js";
 import { invalidSuccessor, notSession } from "../definition/run-in-memory.js";
 import { DurableError } from "../errors.js";
+import { CommitPipeline } from "./commit-pipeline.js";
 import type { FreshVisits, SubmittedSessions } from "./handoff.js";
 import { runIsolated } from "./isolated-executor.js";
 
@@ -73,12 +81,18 @@ export async function executeRun(
     env.ended?.(ended);
     return ended;
   };
-  const failRun = (error: RunErrorInfo) =>
-    env
-      .write(fence, () => finish({ status: "failed", error }))
-      .catch((e) => {
-        if (!isStale(e)) throw e;
-      });
+  // The step commits still in flight (see CommitPipeline); created once the run is restored.
+  let commits: CommitPipeline | undefined;
+  /** A write that ends or requeues the run: after the step commits in flight, dropped when stale. */
+  const ending = async (work: () => Promise<unknown>): Promise<void> => {
+    try {
+      await commits?.settled();
+      await env.write(fence, work);
+    } catch (e) {
+      if (!isStale(e)) throw e;
+    }
+  };
+  const failRun = (error: RunErrorInfo) => ending(() => finish({ status: "failed", error }));
 
   let session: Session;
   let base: CheckpointBase;
@@ -106,120 +120,127 @@ export async function executeRun(
   let stepId = run.nextStep;
   let attempt = run.attempt;
   let sequence = run.checkpointSeq;
-  // The first lease a run ever had: nothing can have been journaled for it yet.
-  if (fence.token === 1 && sequence === 0) env.fresh?.mark(fence, 0);
-  while (stepId !== null) {
-    if (controller.signal.aborted) return;
-    if (run.deadline !== null && (await store.now()) >= run.deadline) {
-      await env
-        .write(fence, () =>
+  // The first lease a run ever had: nothing can have been journaled for it yet. A store whose tokens
+  // do not count from 1 (store-postgres issues clock-based ones) shows it by the version: the claim
+  // was the first change of the run's row (it starts at 1).
+  if ((fence.token === 1 || run.version === 2) && sequence === 0) env.fresh?.mark(fence, 0);
+  const steps = new CommitPipeline(
+    (writes) =>
+      env.write(fence, () =>
+        writes.length === 1 ? store.commitStep(fence, writes[0]!) : store.commitSteps!(fence, writes),
+      ),
+    (committed) => {
+      run = committed;
+      seen.seq = Math.max(seen.seq, committed.eventSeq);
+    },
+    run.checkpointId,
+    typeof store.commitSteps === "function",
+  );
+  commits = steps;
+  try {
+    while (stepId !== null) {
+      if (controller.signal.aborted) return;
+      if (run.deadline !== null && (await store.now()) >= run.deadline) {
+        await ending(() =>
           finish({
             status: "timed_out",
             error: { code: "deadline_exceeded", message: "The run passed its deadline.", stepId: stepId! },
           }),
-        )
-        .catch((e) => {
-          if (!isStale(e)) throw e;
-        });
-      return;
-    }
-    const node: PlanNode | undefined = plan.nodes.get(stepId);
-    if (!node) {
-      await failRun({
-        code: "corrupt_checkpoint",
-        message: `The checkpoint names step "${stepId}", which plan ${plan.hash} does not have.`,
-        stepId,
-      });
-      return;
-    }
-    const signals = [controller.signal];
-    if (run.deadline !== null) signals.push(AbortSignal.timeout(Math.max(1, run.deadline - Date.now())));
-    if (node.kind === "step" && node.timeoutMs !== null && !node.isolated)
-      signals.push(AbortSignal.timeout(node.timeoutMs));
-    const signal = signals.length === 1 ? controller.signal : AbortSignal.any(signals);
-    const context = stepContext(env, run, fence, node.id, attempt, signal, seen);
-
-    let next: string | null;
-    let out: Session = session;
-    try {
-      const invoke = async (ctx: StepContext): Promise<unknown> => {
-        if (node.kind === "router") return node.handler(session, ctx);
-        if (node.isolated) {
-          return runIsolated(
-            node.isolated,
-            session.toJSON(),
-            {
-              runId: run.id,
-              stepId: node.id,
-              attempt,
-              tenantId: run.tenantId,
-              deadline: run.deadline,
-              metadata: run.metadata,
-            },
-            node.timeoutMs!,
-            ctx.signal,
-          );
-        }
-        return node.handler(session, ctx);
-      };
-      let call = invoke;
-      for (const m of [...env.middleware].reverse()) {
-        const inner = call;
-        call = (ctx) => m.around(ctx, inner);
-      }
-      const result = await call(context);
-      if (controller.signal.aborted) return;
-      if (node.kind === "router") {
-        if (typeof result !== "string" || !node.successors.includes(result))
-          throw invalidSuccessor(plan, node.id, result, node.successors);
-        next = result;
-      } else {
-        if (node.isolated) {
-          try {
-            out = Session.fromJSON(result as never);
-          } catch {
-            throw notSession(plan, node.id, result);
-          }
-        } else {
-          if (!(result instanceof Session)) throw notSession(plan, node.id, result);
-          out = result;
-        }
-        next = node.next;
-      }
-    } catch (error) {
-      if (controller.signal.aborted) return;
-      // The step parked the run (an interrupt, an effect under review) or lost its lease: nothing to write.
-      if (OpenRathError.isInstance(error, "run_parked") || OpenRathError.isInstance(error, "stale_fence"))
+        );
         return;
-      const info = errorInfo(error, node.id);
-      const timedOutByDeadline = run.deadline !== null && Date.now() >= run.deadline;
-      if (timedOutByDeadline) {
-        await env
-          .write(fence, () =>
+      }
+      const node: PlanNode | undefined = plan.nodes.get(stepId);
+      if (!node) {
+        await failRun({
+          code: "corrupt_checkpoint",
+          message: `The checkpoint names step "${stepId}", which plan ${plan.hash} does not have.`,
+          stepId,
+        });
+        return;
+      }
+      const signals = [controller.signal];
+      if (run.deadline !== null) signals.push(AbortSignal.timeout(Math.max(1, run.deadline - Date.now())));
+      if (node.kind === "step" && node.timeoutMs !== null && !node.isolated)
+        signals.push(AbortSignal.timeout(node.timeoutMs));
+      const signal = signals.length === 1 ? controller.signal : AbortSignal.any(signals);
+      const context = stepContext(env, run, fence, node.id, attempt, signal, seen, steps);
+
+      let next: string | null;
+      let out: Session = session;
+      try {
+        const invoke = async (ctx: StepContext): Promise<unknown> => {
+          if (node.kind === "router") return node.handler(session, ctx);
+          if (node.isolated) {
+            return runIsolated(
+              node.isolated,
+              session.toJSON(),
+              {
+                runId: run.id,
+                stepId: node.id,
+                attempt,
+                tenantId: run.tenantId,
+                deadline: run.deadline,
+                metadata: run.metadata,
+              },
+              node.timeoutMs!,
+              ctx.signal,
+            );
+          }
+          return node.handler(session, ctx);
+        };
+        let call = invoke;
+        for (const m of [...env.middleware].reverse()) {
+          const inner = call;
+          call = (ctx) => m.around(ctx, inner);
+        }
+        const result = await call(context);
+        if (controller.signal.aborted) return;
+        if (node.kind === "router") {
+          if (typeof result !== "string" || !node.successors.includes(result))
+            throw invalidSuccessor(plan, node.id, result, node.successors);
+          next = result;
+        } else {
+          if (node.isolated) {
+            try {
+              out = Session.fromJSON(result as never);
+            } catch {
+              throw notSession(plan, node.id, result);
+            }
+          } else {
+            if (!(result instanceof Session)) throw notSession(plan, node.id, result);
+            out = result;
+          }
+          next = node.next;
+        }
+      } catch (error) {
+        if (controller.signal.aborted) return;
+        // The step parked the run (an interrupt, an effect under review) or lost its lease: nothing to write.
+        if (OpenRathError.isInstance(error, "run_parked") || OpenRathError.isInstance(error, "stale_fence"))
+          return;
+        const info = errorInfo(error, node.id);
+        const timedOutByDeadline = run.deadline !== null && Date.now() >= run.deadline;
+        if (timedOutByDeadline) {
+          await ending(() =>
             finish({
               status: "timed_out",
               error: { code: "deadline_exceeded", message: "The run passed its deadline.", stepId: node.id },
             }),
-          )
-          .catch((e) => {
-            if (!isStale(e)) throw e;
-          });
-        return;
-      }
-      const permanent =
-        info.code === "step_not_session" ||
-        info.code === "router_invalid_successor" ||
-        info.retryable === false;
-      const maxAttempts = node.kind === "step" ? node.retry.maxAttempts : 1;
-      env.log("warn", "step failed", {
-        runId: run.id,
-        stepId: node.id,
-        attempt,
-        code: info.code,
-        message: info.message,
-      });
-      await env
-        .write(fence, async () => {
+          );
+          return;
+        }
+        const permanent =
+          info.code === "step_not_session" ||
+          info.code === "router_invalid_successor" ||
+          info.retryable === false;
+        const maxAttempts = node.kind === "step" ? node.retry.maxAttempts : 1;
+        env.log("warn", "step failed", {
+          runId: run.id,
+          stepId: node.id,
+          attempt,
+          code: info.code,
+          message: info.message,
+        });
+        await ending(async () => {
           if (!permanent && attempt < maxAttempts && node.kind === "step") {
             await store.scheduleRetry(fence, { delayMs: retryDelayMs(node.retry, attempt), error: info });
           } else {
@@ -228,38 +249,45 @@ export async function executeRun(
               error: info,
             });
           }
-        })
-        .catch((e) => {
-          if (!isStale(e)) throw e;
-        });
-      return;
-    }
-
-    const encoded = encodeCheckpoint(out, base, { sequence: sequence + 1, stepId: node.id, nextStep: next });
-    try {
-      run = await env.write(fence, () =>
-        next === null
-          ? finish({ status: "succeeded", checkpoint: encoded.write })
-          : store.commitStep(fence, encoded.write),
-      );
-    } catch (error) {
-      if (isStale(error)) {
-        env.log("info", "lease lost before commit; another worker owns the run", {
-          runId: run.id,
-          stepId: node.id,
         });
         return;
       }
-      throw error;
+
+      const encoded = encodeCheckpoint(out, base, {
+        sequence: sequence + 1,
+        stepId: node.id,
+        nextStep: next,
+      });
+      try {
+        if (next === null) {
+          await steps.settled();
+          const write = steps.resolve(encoded.write);
+          run = await env.write(fence, () => finish({ status: "succeeded", checkpoint: write }));
+          return;
+        }
+        // The next visit starts empty: this commit drops the journal of earlier visits, and only a
+        // lease that committed this checkpoint first could have journaled it (then this commit fails).
+        env.fresh?.mark(fence, sequence + 1);
+        await steps.add(encoded.write);
+      } catch (error) {
+        if (isStale(error)) {
+          env.log("info", "lease lost before commit; another worker owns the run", {
+            runId: run.id,
+            stepId: node.id,
+          });
+          return;
+        }
+        throw error;
+      }
+      base = encoded.next(PREVIOUS_CHECKPOINT);
+      session = out;
+      sequence += 1;
+      stepId = next;
+      attempt = 1;
     }
-    seen.seq = Math.max(seen.seq, run.eventSeq);
-    // The commit dropped the journal of earlier visits; the next visit starts empty.
-    if (next !== null) env.fresh?.mark(fence, run.checkpointSeq);
-    base = encoded.next(run.checkpointId);
-    session = out;
-    sequence += 1;
-    stepId = next;
-    attempt = 1;
+  } finally {
+    // Nothing of this run is left in flight when the worker moves on.
+    await steps.settled().catch(() => {});
   }
 }
 
@@ -271,6 +299,7 @@ function stepContext(
   attempt: number,
   signal: AbortSignal,
   seen: { seq: number },
+  commits: CommitPipeline,
 ): StepContext {
   const fields = { runId: run.id, stepId, attempt };
   const logger: StepLogger = {
@@ -290,7 +319,10 @@ function stepContext(
     metadata: run.metadata as Record<string, JsonValue>,
     logger,
     fence,
+    checkpointed: () => commits.settled(),
     emit: async (type, data) => {
+      // Events follow the checkpoints of the steps before, in sequence order.
+      await commits.settled();
       const seq = await env.write(fence, () =>
         env.store.appendEvent(fence, { type, ...(data === undefined ? {} : { data }) }),
       );

@@ -1,5 +1,5 @@
 import type { Chunk } from "@openrath/core";
-import { type CheckpointWrite, offloadedArtifacts } from "@openrath/runtime-durable";
+import { type CheckpointWrite, offloadedArtifacts, PREVIOUS_CHECKPOINT } from "@openrath/runtime-durable";
 import { type RawBuilder, sql } from "kysely";
 import { type ChainContext, contextAfter, encodeBody, packOps } from "./checkpoint-body.js";
 import type { StoreContext } from "./context.js";
@@ -27,15 +27,20 @@ export interface CheckpointValues {
 
 /**
  * The columns of a checkpoint row for `write`, its body compressed against the base's context when
- * this store knows it. Call `c.contexts.set(id, values.context)` once the row is committed.
+ * this store knows it. Call `c.contexts.set(id, values.context)` once the row is committed. In a
+ * batch, `previous` is the write before it (the base of a write naming `PREVIOUS_CHECKPOINT`).
  */
-export function checkpointValues(c: StoreContext, write: CheckpointWrite): CheckpointValues {
+export function checkpointValues(
+  c: StoreContext,
+  write: CheckpointWrite,
+  previous?: CheckpointValues,
+): CheckpointValues {
   const { ops, packed } = packOps(write.chunkOps, write.newChunks);
   const artifacts: string[] = [];
   for (const chunk of packed) {
     for (const ref of offloadedArtifacts(chunk)) artifacts.push(`${ref.tenant}/${ref.digest}`);
   }
-  const base = c.contexts.get(write.baseId);
+  const base = write.baseId === PREVIOUS_CHECKPOINT ? previous?.context : c.contexts.get(write.baseId);
   const body = {
     sessionId: write.sessionId,
     ops,
@@ -58,7 +63,8 @@ export function checkpointValues(c: StoreContext, write: CheckpointWrite): Check
 /**
  * The `insert into checkpoints` of a write, for a CTE: `from` is the CTE holding the run row as
  * updated (its `id`, `tenant_id`, `checkpoint_id` and, with `event`, the `event_seq` of the
- * `run.checkpoint` event this row stands for). "None" is stored as `0` or `''` (no null bitmap).
+ * `run.checkpoint` event this row stands for), or a batch's row for this write (with
+ * `previous_id`, the base of a write naming `PREVIOUS_CHECKPOINT`). "None" is stored as `0` or `''` (no null bitmap).
  */
 export function insertCheckpoint(
   c: StoreContext,
@@ -67,7 +73,7 @@ export function insertCheckpoint(
   event: boolean,
 ) {
   return sql`insert into ${c.t.checkpoints} (id, run_id, base_id, event_seq, seq, step_id, next_step, body)
-    select f.checkpoint_id, f.id, ${cp.baseId ?? 0}, ${event ? sql`f.event_seq` : sql`0`}, ${cp.seq},
+    select f.checkpoint_id, f.id, ${cp.baseId === PREVIOUS_CHECKPOINT ? sql`f.previous_id` : (cp.baseId ?? 0)}, ${event ? sql`f.event_seq` : sql`0`}, ${cp.seq},
       ${cp.stepId ?? ""}, ${cp.nextStep ?? ""}, ${cp.body}
     from ${from} f
     returning id`;

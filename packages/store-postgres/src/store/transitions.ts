@@ -7,6 +7,7 @@ import {
   type Fence,
   type FinishInput,
   isTerminal,
+  PREVIOUS_CHECKPOINT,
   type RunErrorInfo,
   type RunRecord,
   type RunStatus,
@@ -105,13 +106,27 @@ function from(to: RunStatus) {
   return sql.join(sourcesOf(to).map((s) => sql.lit(s)));
 }
 
-/** The CTEs writing a checkpoint (and moving its session's head) for the run row in `upd`. */
-function checkpointCtes(c: StoreContext, cp: CheckpointValues, event: boolean) {
-  const upd = sql`upd`;
+/**
+ * The CTEs writing a checkpoint for the row in `src` (the run row as updated, or a batch's source
+ * row; see {@link insertCheckpoint}), named with `suffix`, and, when `head`, moving its session's head.
+ */
+function checkpointCtes(
+  c: StoreContext,
+  cp: CheckpointValues,
+  src: RawBuilder<unknown>,
+  suffix: string,
+  head = true,
+  event = true,
+) {
+  const name = (base: string) => sql.raw(`${base}${suffix}`);
   return sql`,
-    cp as (${insertCheckpoint(c, cp, upd, event)}),
-    ca as (${insertArtifacts(c, cp, upd)}),
-    hd as (${upsertHead(c, cp, upd)})`;
+    ${name("cp")} as (${insertCheckpoint(c, cp, src, event)}),
+    ${name("ca")} as (${insertArtifacts(c, cp, src)})${
+      head
+        ? sql`,
+    hd as (${upsertHead(c, cp, src)})`
+        : sql``
+    }`;
 }
 
 /**
@@ -141,49 +156,102 @@ function published(c: StoreContext, run: RunRecord, work = false): RunRecord {
 
 /**
  * The column that turns `synchronous_commit` off for a relaxed step commit's own transaction: the
- * commit does not wait for the WAL flush. Not when the visit being committed dispatched an effect
- * that is not safe to repeat (`non_idempotent`, or `idempotent` without a key, as `safeToRepeat`
- * judges): its outcome (a relaxed journal write) is then made durable by this commit, so a
- * database crash cannot turn a completed unsafe effect into one under review.
+ * commit does not wait for the WAL flush. Not when a visit being committed (`first − 1` to
+ * `last − 1`) dispatched an effect that is not safe to repeat (`non_idempotent`, or `idempotent`
+ * without a key, as `safeToRepeat` judges): its outcome (a relaxed journal write) is then made
+ * durable by this commit, so a database crash cannot turn a completed unsafe effect into one under
+ * review.
  */
-function relaxedStepCommit(c: StoreContext, fence: Fence, sequence: number) {
+function relaxedStepCommit(c: StoreContext, fence: Fence, first: number, last: number) {
+  const visits =
+    first === last
+      ? sql`e.checkpoint_seq = ${first - 1}`
+      : sql`e.checkpoint_seq between ${first - 1} and ${last - 1}`;
   return sql`, set_config('synchronous_commit', case when exists (select 1 from ${journalTables(c).effects} e
-      where e.run_id = ${fence.runId} and e.checkpoint_seq = ${sequence - 1} and (e.effect = 'non_idempotent' or (e.effect = 'idempotent' and e.idempotency_key is null)))
+      where e.run_id = ${fence.runId} and ${visits} and (e.effect = 'non_idempotent' or (e.effect = 'idempotent' and e.idempotency_key is null)))
     then 'on' else 'off' end, true) as relaxed`;
 }
 
-/** See `RunStoreV1.commitStep`. */
-export async function commitStep(
+/** Checks a batch of step commits: not empty, consecutive, and the first against a known base. */
+function checkBatch(fence: Fence, writes: readonly CheckpointWrite[]): void {
+  const problem =
+    writes.length === 0
+      ? "it is empty"
+      : writes[0]!.baseId === PREVIOUS_CHECKPOINT
+        ? "its first checkpoint names the one before it in the batch as its base"
+        : writes.some((w, i) => i > 0 && w.sequence !== writes[i - 1]!.sequence + 1)
+          ? "its sequences are not consecutive"
+          : undefined;
+  if (problem) {
+    throw new DurableError(
+      "invalid_argument",
+      `A batch of step commits for run ${fence.runId} is invalid: ${problem}.`,
+      {
+        details: { runId: fence.runId, sequences: writes.map((w) => w.sequence) },
+      },
+    );
+  }
+}
+
+/**
+ * See `RunStoreV1.commitStep` and `commitSteps`: the checkpoints of consecutive steps in one
+ * statement. One checkpoint row per step, each standing for its `run.checkpoint` event; the run row
+ * moves once (version + 1, event sequence + n). A write naming `PREVIOUS_CHECKPOINT` is compressed
+ * against the write before it and gets its id as `base_id`. The session's head moves to the last.
+ */
+export async function commitSteps(
   c: StoreContext,
   fence: Fence,
-  write: CheckpointWrite,
+  writes: readonly CheckpointWrite[],
   expectedVersion?: number,
 ): Promise<RunRecord> {
+  checkBatch(fence, writes);
   const version = expectedVersion ?? null;
-  const cp = checkpointValues(c, write);
-  // The checkpoint row is the run.checkpoint event (readEvents reads it as one): no event row.
+  const cps: CheckpointValues[] = [];
+  for (const write of writes) cps.push(checkpointValues(c, write, cps.at(-1)));
+  const n = writes.length;
+  const first = writes[0]!;
+  const last = writes[n - 1]!;
+  const relaxed = c.relaxedSteps ? relaxedStepCommit(c, fence, first.sequence, last.sequence) : sql``;
+  // One step: the run row as updated is the checkpoint's source. Several: one source row per
+  // checkpoint with its id, its base's id and its event's sequence.
+  const ids =
+    n === 1
+      ? sql`nextval(${c.t.checkpointIds}) as id`
+      : sql`array(select nextval(${c.t.checkpointIds}) from generate_series(1, ${n}::int)) as ids`;
+  const lastId = n === 1 ? sql`cid.id` : sql`cid.ids[${n}::int]`;
+  const rows =
+    n === 1
+      ? checkpointCtes(c, cps[0]!, sql`upd`, "")
+      : sql.join(
+          cps.map((cp, i) => {
+            const src = sql.raw(`u${i}`);
+            return sql`,
+    ${src} as (select upd.id, upd.tenant_id, cid.ids[${i + 1}::int] as checkpoint_id, cid.ids[${i}::int] as previous_id,
+      upd.event_seq - ${n - 1 - i}::int as event_seq from upd, cid)${checkpointCtes(c, cp, src, String(i), i === n - 1)}`;
+          }),
+          sql``,
+        );
   const result = await sql<RunRow>`
-    with cid as (select nextval(${c.t.checkpointIds}) as id${c.relaxedSteps ? relaxedStepCommit(c, fence, write.sequence) : sql``}),
+    with cid as (select ${ids}${relaxed}),
     upd as (
-      update ${c.t.runs} r set version = r.version + 1, checkpoint_seq = ${write.sequence}, checkpoint_id = cid.id,
-        next_step = ${write.nextStep}, attempt = 1, crashes = 0, event_seq = r.event_seq + 1, updated_at = now()
+      update ${c.t.runs} r set version = r.version + 1, checkpoint_seq = ${last.sequence}, checkpoint_id = ${lastId},
+        next_step = ${last.nextStep}, attempt = 1, crashes = 0, event_seq = r.event_seq + ${n}, updated_at = now()
       from cid
-      where ${fenceGuard(fence)} and r.checkpoint_seq = ${write.sequence - 1} and (${version}::bigint is null or r.version = ${version}::bigint)
+      where ${fenceGuard(fence)} and r.checkpoint_seq = ${first.sequence - 1} and (${version}::bigint is null or r.version = ${version}::bigint)
       returning ${runColumns("r")}
-    )${checkpointCtes(c, cp, true)}${notifyEvent(c)},
-    -- The visits before this checkpoint are committed: their journal is done with (the next visit starts empty).
-    jd as (delete from ${c.t.journal} j using upd where j.run_id = upd.id and j.checkpoint_seq < ${write.sequence})
-    select upd.*, (select count(*) from nt) as notified, (select count(*) from cp) as written from upd`.execute(
-    c.db,
-  );
+    )${rows}${notifyEvent(c)},
+    -- The visits before the last checkpoint are committed: their journal is done with (the next visit starts empty).
+    jd as (delete from ${c.t.journal} j using upd where j.run_id = upd.id and j.checkpoint_seq < ${last.sequence})
+    select upd.*, (select count(*) from nt) as notified from upd`.execute(c.db);
   const row = result.rows[0];
   if (!row)
-    return diagnose(c, fence, "commit a checkpoint of", {
-      seq: write.sequence,
+    return diagnose(c, fence, n === 1 ? "commit a checkpoint of" : `commit ${n} checkpoints of`, {
+      seq: first.sequence,
       ...(expectedVersion === undefined ? {} : { version: expectedVersion }),
     });
   const run = toRun(row);
-  c.contexts.set(run.checkpointId, cp.context);
+  c.contexts.set(run.checkpointId, cps[n - 1]!.context);
   return published(c, run);
 }
 
@@ -209,7 +277,7 @@ export async function finishRun(c: StoreContext, fence: Fence, input: FinishInpu
       from cid
       where ${fenceGuard(fence)} ${write ? sql`and r.checkpoint_seq = ${write.sequence - 1}` : sql``}
       returning ${runColumns("r")}
-    )${cp ? checkpointCtes(c, cp, false) : sql``}${eventAndNotify(c, "run.state.changed", data)}
+    )${cp ? checkpointCtes(c, cp, sql`upd`, "", true, false) : sql``}${eventAndNotify(c, "run.state.changed", data)}
     select upd.*, (select count(*) from nt) as notified from upd`.execute(c.db);
   const row = result.rows[0];
   if (!row)

@@ -1,7 +1,14 @@
 import { Session, type SessionJSON } from "@openrath/core";
-import { baseOf, encodeCheckpoint, type RunStoreV1, restoreSession } from "@openrath/runtime-durable";
+import {
+  baseOf,
+  encodeCheckpoint,
+  PREVIOUS_CHECKPOINT,
+  type RunStoreV1,
+  restoreSession,
+} from "@openrath/runtime-durable";
 import { expect } from "vitest";
 import { describeGroup } from "../internal/describe-group.js";
+import { expectOpenRathError } from "../internal/expect-error.js";
 import { claimOne, commit, registeredPlan, submit } from "./fixtures.js";
 import type { StoreSuiteContext } from "./suite-context.js";
 
@@ -131,5 +138,101 @@ export function checkpointsSuite(context: StoreSuiteContext): void {
         JSON.stringify(summary.toJSON()),
       );
     });
+
+    // commitSteps is optional (a store without it gets one commitStep per step): nothing to prove then.
+    group.test(
+      "a batch of step commits stores every step's checkpoint, each against the one before, with one event each",
+      async () => {
+        const store = group.track(await context.create());
+        if (!store.commitSteps) return;
+        const plan = await registeredPlan(store);
+        const session = Session.fromUserMessage("batch");
+        const { run } = await submit(store, plan, { session });
+        const claim = await claimOne(store, plan);
+        const s1 = session.append({ kind: "assistant", content: "one" });
+        const s2 = s1.fork({ operator: "side" }).append({ kind: "assistant", content: "two" });
+        const s3 = s2.append({ kind: "event", name: "step.note", data: { n: 3 } });
+        const sessions = [s1, s2, s3];
+        let base = baseOf((await store.loadCheckpoint(run.id))!);
+        const writes = sessions.map((s, i) => {
+          const encoded = encodeCheckpoint(s, base, {
+            sequence: i + 1,
+            stepId: `s${i}`,
+            nextStep: `s${i + 1}`,
+          });
+          base = encoded.next(PREVIOUS_CHECKPOINT);
+          return encoded.write;
+        });
+        expect(writes.slice(1).map((w) => [w.baseId, w.newChunks.length])).toEqual([
+          [PREVIOUS_CHECKPOINT, 1],
+          [PREVIOUS_CHECKPOINT, 1],
+        ]);
+        const committed = await store.commitSteps(claim.fence, writes);
+        expect(committed).toMatchObject({
+          version: claim.run.version + 1,
+          checkpointSeq: 3,
+          nextStep: "s3",
+          eventSeq: claim.run.eventSeq + 3,
+        });
+        for (const [i, s] of sessions.entries()) {
+          const back = await store.loadCheckpoint(run.id, i + 1);
+          expect(JSON.stringify(restoreSession(back!).toJSON())).toBe(JSON.stringify(s.toJSON()));
+        }
+        const events = (await store.readEvents(run.id, { after: claim.run.eventSeq })).map((e) => [
+          e.seq,
+          e.type,
+        ]);
+        expect(events).toEqual([1, 2, 3].map((i) => [claim.run.eventSeq + i, "run.checkpoint"]));
+        // A later single commit continues the chain from the batch's last checkpoint.
+        const s4 = s3.append({ kind: "assistant", content: "four" });
+        expect(await commit(store, claim, s4, null, "s3")).toMatchObject({ checkpointSeq: 4 });
+        expect(JSON.stringify(restoreSession((await store.loadCheckpoint(run.id))!).toJSON())).toBe(
+          JSON.stringify(s4.toJSON()),
+        );
+      },
+    );
+
+    group.test(
+      "a bad batch of step commits is invalid_argument, a stale one stale_fence, and neither changes the run",
+      async () => {
+        const store = group.track(await context.create());
+        if (!store.commitSteps) return;
+        const plan = await registeredPlan(store);
+        const session = Session.fromUserMessage("bad batch");
+        const { run } = await submit(store, plan, { session });
+        const claim = await claimOne(store, plan);
+        const base = baseOf((await store.loadCheckpoint(run.id))!);
+        const first = encodeCheckpoint(session.append({ kind: "assistant", content: "a" }), base, {
+          sequence: 1,
+          stepId: "first",
+          nextStep: "second",
+        });
+        const second = encodeCheckpoint(
+          session.append({ kind: "assistant", content: "a" }, { kind: "assistant", content: "b" }),
+          first.next(PREVIOUS_CHECKPOINT),
+          { sequence: 2, stepId: "second", nextStep: "third" },
+        );
+        const gap = { ...second.write, sequence: 3 };
+        for (const [name, writes] of [
+          ["empty", []],
+          ["first names the previous", [second.write]],
+          ["sequence gap", [first.write, gap]],
+        ] as const) {
+          await expectOpenRathError(
+            () => store.commitSteps!(claim.fence, writes),
+            "invalid_argument",
+            `commitSteps(${name})`,
+          );
+        }
+        await expectOpenRathError(
+          () =>
+            store.commitSteps!({ ...claim.fence, token: claim.fence.token + 1 }, [first.write, second.write]),
+          "stale_fence",
+          "commitSteps(stale token)",
+        );
+        expect(await store.getRun(run.id)).toMatchObject({ version: claim.run.version, checkpointSeq: 0 });
+        expect(await store.loadCheckpoint(run.id, 1)).toBeUndefined();
+      },
+    );
   });
 }
