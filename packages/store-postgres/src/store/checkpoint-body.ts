@@ -185,10 +185,10 @@ export function encodeBody(body: BodyContent, base?: ChainContext): Buffer {
     compact,
     small ? { dictionary, windowBits: 12, memLevel: 5 } : { dictionary },
   );
-  const raw = bodyJson(body, body.chunks);
-  return deflated.length < raw.length
+  // Deflate that does not beat the compact text (a tiny body) is not worth it: the plain text is stored.
+  return deflated.length < compact.length
     ? Buffer.concat([Buffer.of(format), deflated])
-    : Buffer.concat([Buffer.of(RAW), raw]);
+    : Buffer.concat([Buffer.of(RAW), bodyJson(body, body.chunks)]);
 }
 
 /** Whether the body was compressed against its base's context (decoding it needs that context). */
