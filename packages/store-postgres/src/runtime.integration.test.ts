@@ -413,6 +413,62 @@ describe("durable runtime on PGlite", () => {
     expect(seen).toEqual(Array.from({ length: final.eventSeq }, (_, i) => i + 1));
   });
 
+  it("steps run ahead of a slow commit: the steps that finish meanwhile commit together, ctx.checkpointed() waits for them, and the run is the same", async () => {
+    const store = await pgliteStore({ db: await db, schema: `rt_${++n}` });
+    open.push(store);
+    const batches: number[] = [];
+    const slow =
+      (commit: (...args: unknown[]) => Promise<unknown>, size: (args: unknown[]) => number) =>
+      async (...args: unknown[]) => {
+        await new Promise((r) => setTimeout(r, 30));
+        batches.push(size(args));
+        return commit(...args);
+      };
+    // The real store, with every step commit held back 30 ms before it is sent.
+    const held = new Proxy(store, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target);
+        if (key === "commitStep") return slow(value.bind(target), () => 1);
+        if (key === "commitSteps") return slow(value.bind(target), (args) => (args[1] as unknown[]).length);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const rt = createDurableRuntime({ store: held });
+    const seqAfterWait: number[] = [];
+    const flow = defineWorkflow("ahead");
+    for (let i = 0; i < 6; i++) {
+      flow.step(
+        `s${i}`,
+        async (session, ctx) => {
+          if (i === 3) {
+            await ctx.checkpointed();
+            seqAfterWait.push((await store.getRun(ctx.runId))!.checkpointSeq);
+          }
+          return session.append({ kind: "assistant", content: `step ${i}` });
+        },
+        { entry: i === 0, ...(i < 5 ? { next: `s${i + 1}` } : {}) },
+      );
+    }
+    await rt.register(flow);
+    await started(rt);
+    const run = await rt.submit("ahead", Session.fromUserMessage("go"));
+    const out = await rt.result(run.id);
+    expect(out.chunks.map((c) => (c as { content?: string }).content)).toEqual([
+      "go",
+      ...Array.from({ length: 6 }, (_, i) => `step ${i}`),
+    ]);
+    // s3 waited for the checkpoints of s0..s2; s1 and s2 finished while s0's commit was held.
+    expect(seqAfterWait).toEqual([3]);
+    expect(batches).toEqual([1, 2, 1, 1]);
+    const events = await store.readEvents(run.id);
+    expect(events.map((e) => e.seq)).toEqual(Array.from({ length: events.length }, (_, i) => i + 1));
+    expect(events.filter((e) => e.type === "run.checkpoint")).toHaveLength(5);
+    for (let seq = 1; seq <= 6; seq++) {
+      const back = await store.loadCheckpoint(run.id, seq);
+      expect(back?.chunkIds).toHaveLength(seq + 1);
+    }
+  });
+
   it("close() stops the runtime's workers, giving their runs back, and closes the store", async () => {
     const store = await pgliteStore({ db: await db, schema: `rt_${++n}` });
     const rt = createDurableRuntime({ store });

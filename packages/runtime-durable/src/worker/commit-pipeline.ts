@@ -23,12 +23,14 @@ export class CommitPipeline {
    * @param send commits a batch (one write, or several when `batches` is true) and returns the run.
    * @param committed told of the run after each batch, before the next is sent.
    * @param lastId the id of the run's last committed checkpoint.
+   * @param refused told of the error when a commit is refused (the step running then is to stop).
    */
   constructor(
     private readonly send: (writes: readonly CheckpointWrite[]) => Promise<RunRecord>,
     private readonly committed: (run: RunRecord) => void,
     private lastId: number,
     private readonly batches: boolean,
+    private readonly refused: (error: unknown) => void = () => {},
   ) {}
 
   /** Whether a commit is in flight or queued. */
@@ -81,6 +83,7 @@ export class CommitPipeline {
     } catch (error) {
       this.failure = { error };
       this.queue = [];
+      this.refused(error);
     }
     this.inflight = null;
     if (this.queue.length > 0) this.pump();

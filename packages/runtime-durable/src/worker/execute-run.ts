@@ -135,6 +135,20 @@ export async function executeRun(
     },
     run.checkpointId,
     typeof store.commitSteps === "function",
+    // A refused commit means the lease is gone: the step running ahead of it stops now, as it
+    // would at the next heartbeat.
+    (error) => {
+      if (isStale(error) && !controller.signal.aborted)
+        controller.abort(
+          new DurableError(
+            "lease_lost",
+            `Run ${run.id}: a step commit was refused (${(error as Error).message}).`,
+            {
+              details: { runId: run.id },
+            },
+          ),
+        );
+    },
   );
   commits = steps;
   try {
