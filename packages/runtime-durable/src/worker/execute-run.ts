@@ -32,6 +32,11 @@ export interface ExecutionEnv {
   readonly handoff?: SubmittedSessions;
   /** Step visits known to have an empty journal (opened without a read). */
   readonly fresh?: FreshVisits;
+  /**
+   * The lease the claim asked for: with it, the database clock is read off the claim's expiry
+   * (deadlines are checked before every step without a round trip). Without it, `store.now()`.
+   */
+  readonly leaseMs?: number;
   /** Told of every run this worker ended, with its final record (for waiters in this process). */
   readonly ended?: (run: RunRecord) => void;
 }
@@ -117,6 +122,11 @@ export async function executeRun(
     return;
   }
 
+  // The database clock as of the claim (its expiry is the database's now + the lease), followed
+  // on the local clock: off by at most the claim's round trip.
+  const skew = env.leaseMs === undefined ? undefined : claim.leaseExpiresAt - env.leaseMs - Date.now();
+  const databaseNow = async () => (skew === undefined ? store.now() : Date.now() + skew);
+
   let stepId = run.nextStep;
   let attempt = run.attempt;
   let sequence = run.checkpointSeq;
@@ -154,7 +164,7 @@ export async function executeRun(
   try {
     while (stepId !== null) {
       if (controller.signal.aborted) return;
-      if (run.deadline !== null && (await store.now()) >= run.deadline) {
+      if (run.deadline !== null && (await databaseNow()) >= run.deadline) {
         await ending(() =>
           finish({
             status: "timed_out",

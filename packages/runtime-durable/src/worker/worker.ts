@@ -271,6 +271,7 @@ export class DurableWorker {
             log: this.log,
             write: (fence, work) => this.write(fence, work),
             signals: this.signals,
+            leaseMs: this.leaseMs,
             ...this.hints,
           },
           claim,
