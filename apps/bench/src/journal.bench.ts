@@ -130,6 +130,8 @@ async function measure(driver: "pglite" | "postgres", effect: EffectClass) {
   });
 }
 
-for (const driver of ["pglite", "postgres"] as const) {
+// OPENRATH_BENCH_JOURNAL_DRIVERS=postgres (comma-separated) limits the drivers while iterating.
+const drivers = (process.env.OPENRATH_BENCH_JOURNAL_DRIVERS ?? "pglite,postgres").split(",");
+for (const driver of (["pglite", "postgres"] as const).filter((d) => drivers.includes(d))) {
   for (const effect of ["read_only", "idempotent"] as const) await measure(driver, effect);
 }

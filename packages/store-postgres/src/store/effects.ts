@@ -49,30 +49,58 @@ export async function beginEffect(
   const key = input.idempotencyKey;
   // A dispatch that is not safe to repeat must be durable before the call goes out.
   const dispatch = safeToRepeat(input.effect, key !== null) ? commit : "strict";
+  const argumentsText = JSON.stringify(input.arguments);
   for (let round = 0; round < 2; round++) {
+    const id = randomUUID();
     // The common case, a new effect, is one plain insert; finding an existing one is a second query.
     const result = await sql<{ guarded: unknown; effect: string | null }>`
       with ${guardCte(c, fence, dispatch)},
       ins as (
         insert into ${effects} (id, run_id, tenant_id, checkpoint_seq, step_id, position, tool, call_id, effect, idempotency_key,
           arguments_digest, arguments, status, fencing_token, worker_id, dispatches)
-        select ${randomUUID()}::uuid, guard.id, guard.tenant_id, ${input.checkpointSeq}::int, ${input.stepId}::text, ${input.position}::text,
+        select ${id}::uuid, guard.id, guard.tenant_id, ${input.checkpointSeq}::int, ${input.stepId}::text, ${input.position}::text,
           ${input.tool}::text, ${input.callId}::text, ${input.effect}::text, ${key}::text, ${input.argumentsDigest}::text,
-          ${JSON.stringify(input.arguments)}::text, 'dispatched', ${fence.token}::bigint, ${fence.workerId}::text, 1
+          ${argumentsText}::text, 'dispatched', ${fence.token}::bigint, ${fence.workerId}::text, 1
         from guard
         on conflict do nothing
-        returning *
+        returning tenant_id, created_at
       )${
         entries.length > 0
           ? sql`, run as (select guard.id as run_id from guard), ${entriesCte(c, "j", "run", fence, entries)}`
           : sql``
       }
-      select (select count(*) from guard) as guarded, (select row_to_json(ins)::text from ins) as effect`.execute(
+      select (select count(*) from guard) as guarded, (select json_build_array(tenant_id, created_at)::text from ins) as effect`.execute(
       c.db,
     );
     const row = result.rows[0]!;
     if (Number(row.guarded) === 0) return diagnose(c, fence, "write the effect ledger of");
-    if (row.effect !== null) return { effect: toEffect(JSON.parse(row.effect)), created: true };
+    if (row.effect !== null) {
+      // The row is what this statement wrote: only the columns the database filled in come back.
+      const [tenantId, createdAt] = JSON.parse(row.effect) as [string, string];
+      const effect = toEffect({
+        id,
+        run_id: fence.runId,
+        tenant_id: tenantId,
+        checkpoint_seq: input.checkpointSeq,
+        step_id: input.stepId,
+        position: input.position,
+        tool: input.tool,
+        call_id: input.callId,
+        effect: input.effect,
+        idempotency_key: key,
+        arguments_digest: input.argumentsDigest,
+        arguments: argumentsText,
+        status: "dispatched",
+        fencing_token: fence.token,
+        worker_id: fence.workerId,
+        dispatches: 1,
+        outcome: null,
+        resolution: null,
+        created_at: createdAt,
+        updated_at: createdAt,
+      });
+      return { effect, created: true };
+    }
     const found = await sql<Row>`select * from ${effects} e where e.run_id = ${fence.runId} and ${
       key === null
         ? sql`e.idempotency_key is null and e.checkpoint_seq = ${input.checkpointSeq} and e.position = ${input.position}`
@@ -138,7 +166,7 @@ export async function completeEffect(
 ): Promise<EffectRecord> {
   const t = journalTables(c);
   const stored = JSON.stringify({ content: outcome.content, isError: outcome.isError });
-  const result = await sql<Row>`
+  const result = await sql<{ effect: string; journaled: unknown }>`
     with ${guardCte(c, fence, commit)},
     upd as (
       update ${t.effects} e set status = ${outcome.isError ? "failed" : "succeeded"}, outcome = ${stored}, updated_at = now()
@@ -147,11 +175,11 @@ export async function completeEffect(
       returning e.*
     ),
     ${entriesCte(c, "j", "upd", fence, entries)}
-    select upd.*, (select count(*) from j) as journaled from upd`.execute(c.db);
+    select row_to_json(upd)::text as effect, (select count(*) from j) as journaled from upd`.execute(c.db);
   const row = result.rows[0];
   if (row) {
     if (Number(row.journaled) < entries.length) await checkExisting(c, fence, entries);
-    return toEffect(row);
+    return toEffect(JSON.parse(String(row.effect)));
   }
   await fenceCurrent(c, fence);
   throw conflict(`Effect ${effectId} of run ${fence.runId} is not in flight under token ${fence.token}.`, {
