@@ -12,7 +12,7 @@ import {
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { postgresStore } from "./postgres-store.js";
-import { FAULT_LOG_DDL } from "./testing/fault-workflow.js";
+import { FAULT_LOG_DDL, FAULT_STEPS } from "./testing/fault-workflow.js";
 import { startPgCluster } from "./testing/pg-cluster.js";
 import { POSTGRES_URL, postgres } from "./testing/postgres-url.js";
 import { spawnWorker, type WorkerProcess } from "./testing/worker-processes.js";
@@ -64,10 +64,16 @@ async function waitAll(runtime: DurableRuntime, ids: readonly string[], timeoutM
 }
 
 /**
- * The batch invariants: every run succeeded exactly once, checkpoints 0..3 without gap or
+ * The batch invariants: every run succeeded exactly once, checkpoints 0..steps without gap or
  * duplicate, one chunk per step, and no step started again after its checkpoint committed.
  */
-async function expectExactlyOnce(store: RunStoreV1, schema: string, log: pg.Pool, ids: readonly string[]) {
+async function expectExactlyOnce(
+  store: RunStoreV1,
+  schema: string,
+  log: pg.Pool,
+  ids: readonly string[],
+  steps = 3,
+) {
   for (const id of ids) {
     const run = await store.getRun(id);
     expect(run?.status, `run ${id}`).toBe("succeeded");
@@ -78,19 +84,20 @@ async function expectExactlyOnce(store: RunStoreV1, schema: string, log: pg.Pool
         .length,
     ).toBe(1);
     const session = (await store.loadCheckpoint(id))!;
-    expect(session.chunks.map((c) => c.kind)).toEqual(["user", "assistant", "assistant", "assistant"]);
+    expect(session.chunks.map((c) => c.kind)).toEqual(["user", ...Array(steps).fill("assistant")]);
   }
   const checkpoints = await log.query(
     `select run_id, array_agg(seq order by seq) as seqs from ${schema}.checkpoints where run_id = any($1::uuid[]) group by run_id`,
     [ids],
   );
   expect(checkpoints.rows.length).toBe(ids.length);
-  for (const row of checkpoints.rows) expect(row.seqs.map(Number)).toEqual([0, 1, 2, 3]);
+  for (const row of checkpoints.rows)
+    expect(row.seqs.map(Number)).toEqual(Array.from({ length: steps + 1 }, (_, i) => i));
   const reruns = await log.query(
     `select f.run_id, f.step, f.worker, f.at, k.created_at from fault_log f
-       join ${schema}.checkpoints k on k.run_id = f.run_id and k.seq = case f.step when 'one' then 1 when 'two' then 2 else 3 end
+       join ${schema}.checkpoints k on k.run_id = f.run_id and k.seq = array_position($2::text[], f.step)
      where f.what = 'start' and f.run_id = any($1::uuid[]) and f.at >= k.created_at`,
-    [ids],
+    [ids, FAULT_STEPS],
   );
   expect(reruns.rows, "steps started again after their checkpoint committed").toEqual([]);
 }
@@ -137,6 +144,55 @@ describe.skipIf(!postgres.available)(`faults against PostgreSQL (${postgres.reas
     // Some steps had to run again after a kill: the batch really was interrupted.
     expect(restarts.rows[0].n).toBeGreaterThan(ids.length * 3);
     expect(sameIdentity).toBeGreaterThan(0);
+  }, 300_000);
+
+  it("kill -9 while step commits are batched behind the steps: every run succeeds exactly once, no checkpoint lost or repeated", async () => {
+    const { schema, log, store, runtime } = await setUp(POSTGRES_URL!);
+    const STEPS = 6;
+    // Steps that wait for nothing and a database slowed by 15 ms per commit: the steps that finish
+    // during a commit go in one batch, and kills land between a batch's steps and its commit.
+    const spawnOne = (workerId: string) =>
+      spawnWorker({
+        url: POSTGRES_URL!,
+        schema,
+        workerId,
+        stepMs: 2,
+        leaseMs: 1_000,
+        concurrency: 4,
+        steps: STEPS,
+        emit: false,
+        holdMs: 15,
+      }).then(track);
+    const workers = await Promise.all(["p0", "p1"].map(spawnOne));
+    const [plan] = await Promise.all(workers.map((w) => w.ready));
+    const ids: string[] = [];
+    for (let i = 0; i < 120; i++)
+      ids.push((await runtime.submit(plan!, Session.fromUserMessage(`batched ${i}`))).id);
+    for (let kills = 1; kills <= 30; kills++) {
+      await sleep(between(10, 60));
+      const slot = between(0, workers.length);
+      const victim = workers[slot]!;
+      victim.child.kill("SIGKILL");
+      await victim.exited;
+      workers[slot] = await spawnOne(Math.random() < 0.7 ? victim.id : `p${slot}-${kills}`);
+    }
+    await Promise.all(workers.map((w) => w.ready.catch(() => {})));
+    const ended = await waitAll(runtime, ids, 120_000);
+    expect(ended.every((r) => isTerminal(r.status))).toBe(true);
+    await expectExactlyOnce(store, schema, log, ids, STEPS);
+    // Batches happened: checkpoints committed in one transaction share its start time.
+    const batched = await log.query(
+      `select count(*)::int as n from (select run_id, created_at from ${schema}.checkpoints
+         where run_id = any($1::uuid[]) and seq > 0 group by 1, 2 having count(*) > 1) b`,
+      [ids],
+    );
+    expect(batched.rows[0].n).toBeGreaterThan(0);
+    // And kills interrupted runs: some steps ran again.
+    const starts = await log.query(
+      "select count(*)::int as n from fault_log where what = 'start' and run_id = any($1::uuid[])",
+      [ids],
+    );
+    expect(starts.rows[0].n).toBeGreaterThan(ids.length * STEPS);
   }, 300_000);
 
   it("a worker paused past its lease (SIGSTOP) has every write rejected and stops its step when resumed", async () => {

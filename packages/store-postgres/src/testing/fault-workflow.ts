@@ -2,12 +2,22 @@ import type { Session } from "@openrath/core";
 import { defineWorkflow, type StepContext, type WorkflowBuilder } from "@openrath/runtime-durable";
 import type pg from "pg";
 
+/** The fault workflow's step names, in order (its first `steps` of them). */
+export const FAULT_STEPS = ["one", "two", "three", "four", "five", "six"] as const;
+
 /**
- * The workflow the fault tests run in worker processes: three steps that each record their start
- * in `fault_log` (an outside effect, on its own connection), sleep `stepMs` (aborting with the
- * step's signal), emit a progress event and append a chunk naming the worker.
+ * The workflow the fault tests run in worker processes: three steps (or `steps`) that each record
+ * their start in `fault_log` (an outside effect, on its own connection), sleep `stepMs` (aborting
+ * with the step's signal), emit a progress event (unless `emit` is false: then nothing in a step
+ * waits for the earlier steps' commits, and the worker commits the steps that finish during a
+ * commit in one batch) and append a chunk naming the worker.
  */
-export function faultWorkflow(pool: pg.Pool, workerId: string, stepMs: number): WorkflowBuilder {
+export function faultWorkflow(
+  pool: pg.Pool,
+  workerId: string,
+  stepMs: number,
+  { steps = 3, emit = true }: { readonly steps?: number; readonly emit?: boolean } = {},
+): WorkflowBuilder {
   // The log is the test's instrument, not the system under test: it retries through a restart.
   const log = {
     async query(text: string, values: unknown[]) {
@@ -43,7 +53,7 @@ export function faultWorkflow(pool: pg.Pool, workerId: string, stepMs: number): 
       ctx.signal.addEventListener("abort", onAbort, { once: true });
     });
     try {
-      await ctx.emit("step.progress", { worker: workerId, step: ctx.stepId });
+      if (emit) await ctx.emit("step.progress", { worker: workerId, step: ctx.stepId });
     } catch (error) {
       await log.query(
         "insert into fault_log (run_id, step, worker, what, token) values ($1, $2, $3, 'emit_rejected', $4)",
@@ -53,10 +63,12 @@ export function faultWorkflow(pool: pg.Pool, workerId: string, stepMs: number): 
     }
     return session.append({ kind: "assistant", content: `${ctx.stepId} by ${workerId}`, author: ctx.stepId });
   };
-  return defineWorkflow("faults")
-    .step("one", body, { entry: true, next: "two" })
-    .step("two", body, { next: "three" })
-    .step("three", body);
+  const flow = defineWorkflow("faults");
+  const names = FAULT_STEPS.slice(0, steps);
+  names.forEach((name, i) => {
+    flow.step(name, body, { entry: i === 0, ...(i + 1 < names.length ? { next: names[i + 1]! } : {}) });
+  });
+  return flow;
 }
 
 /** The side table the fault workflow logs into. */

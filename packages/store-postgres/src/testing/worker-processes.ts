@@ -57,6 +57,10 @@ export async function spawnWorker(args: {
   stepMs: number;
   leaseMs: number;
   concurrency: number;
+  /** Steps of the fault workflow (default 3), whether they emit (default true), commit hold. */
+  steps?: number;
+  emit?: boolean;
+  holdMs?: number;
 }): Promise<WorkerProcess> {
   const bundle = await faultWorkerBundle();
   const child = spawn(
@@ -69,6 +73,9 @@ export async function spawnWorker(args: {
       String(args.stepMs),
       String(args.leaseMs),
       String(args.concurrency),
+      String(args.steps ?? 3),
+      args.emit === false ? "0" : "1",
+      String(args.holdMs ?? 0),
     ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
