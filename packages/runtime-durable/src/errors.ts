@@ -22,6 +22,8 @@ import { OpenRathError, type OpenRathErrorOptions } from "@openrath/core";
  * - `cancelled`: the run was cancelled while the step ran.
  * - `lease_lost`: the worker lost the run's lease while the step ran.
  * - `store_unavailable`: the store could not be reached (retryable).
+ * - `store_locked`: an embedded database directory is already open in another process (or in this
+ *   one); one process at a time.
  * - `schema_mismatch`: the database schema is older than this code needs, or was altered.
  * - `not_supported`: the backend does not have the capability the call needs.
  * - `journal_divergence`: a resumed step asked, at a journaled position, for another call than the
@@ -58,6 +60,7 @@ export type DurableErrorCode =
   | "cancelled"
   | "lease_lost"
   | "store_unavailable"
+  | "store_locked"
   | "schema_mismatch"
   | "not_supported"
   | "invalid_argument"

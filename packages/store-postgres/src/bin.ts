@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { PGlite } from "@electric-sql/pglite";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
+import { lockDataDir } from "./data-dir-lock.js";
 import { checkSchema, migrate, validSchema } from "./migrator.js";
 import { PGliteDialect } from "./pglite-dialect.js";
 
@@ -61,7 +62,18 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${(error as Error).message}\n`);
     return 2;
   }
-  const pglite = values.pglite ? await PGlite.create({ dataDir: values.pglite }) : undefined;
+  let unlock = () => {};
+  let pglite: PGlite | undefined;
+  if (values.pglite) {
+    try {
+      // The workers' store may have the directory open: two PGlites on it would corrupt it.
+      unlock = lockDataDir(values.pglite);
+    } catch (error) {
+      process.stderr.write(`${(error as Error).message}\n`);
+      return 1;
+    }
+    pglite = await PGlite.create({ dataDir: values.pglite });
+  }
   const db = new Kysely<unknown>({
     dialect: pglite
       ? new PGliteDialect(pglite)
@@ -104,6 +116,7 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await db.destroy();
     await pglite?.close();
+    unlock();
   }
 }
 

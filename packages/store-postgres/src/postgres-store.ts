@@ -13,6 +13,7 @@ import {
 } from "@openrath/runtime-durable";
 import { Kysely, type Logger, PostgresDialect, sql } from "kysely";
 import pg from "pg";
+import { lockDataDir } from "./data-dir-lock.js";
 import { checkSchema, migrate, validSchema } from "./migrator.js";
 import { PGliteDialect } from "./pglite-dialect.js";
 import { preparedPool } from "./prepared-pool.js";
@@ -296,8 +297,9 @@ async function open(
   capabilities: RunStoreCapabilities,
   onClose: () => Promise<void>,
 ): Promise<RunStoreV1> {
-  const schema = validSchema(options.schema ?? "openrath");
+  let schema: string;
   try {
+    schema = validSchema(options.schema ?? "openrath");
     if (options.migrate ?? options.migrateDefault) await migrate(db, schema);
     else {
       const check = await checkSchema(db, schema);
@@ -391,8 +393,16 @@ export async function postgresStore(options: PostgresStoreOptions = {}): Promise
 export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<RunStoreV1> {
   const owned = options.db === undefined;
   // PGlite creates only the last directory of the path.
-  if (options.db === undefined && options.dataDir) await mkdir(dirname(options.dataDir), { recursive: true });
-  const pglite = options.db ?? (await PGlite.create(options.dataDir ? { dataDir: options.dataDir } : {}));
+  if (owned && options.dataDir) await mkdir(dirname(options.dataDir), { recursive: true });
+  // One process at a time: a second PGlite on the same directory corrupts it.
+  const unlock = owned && options.dataDir ? lockDataDir(options.dataDir) : () => {};
+  let pglite: PGlite;
+  try {
+    pglite = options.db ?? (await PGlite.create(options.dataDir ? { dataDir: options.dataDir } : {}));
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   const db = new Kysely({ dialect: new PGliteDialect(pglite), ...kyselyLog(options) });
   return open(
     "pglite",
@@ -411,6 +421,7 @@ export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<Run
     async () => {
       await db.destroy();
       if (owned && !pglite.closed) await pglite.close();
+      unlock();
     },
   );
 }

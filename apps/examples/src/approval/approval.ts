@@ -57,7 +57,7 @@ async function list(runtime: DurableRuntime): Promise<string[]> {
 
 /** The worker: runs (or resumes) the example's run, takes decisions typed on stdin, ends with the run. */
 async function work(target: ExampleTarget, actor: string): Promise<void> {
-  const { runtime, store, release } = await openExample(target, "worker");
+  const { runtime, store, release } = await openExample(target);
   const active = (await store.listRuns({ tenantId: "default", status: ACTIVE_STATUSES })).find(
     (r) => r.workflow === WORKFLOW,
   );
@@ -125,7 +125,7 @@ async function main() {
   if (command !== "approve" && command !== "reject" && command !== "list") {
     throw new Error(`Unknown command "${command}": run, approve [id] [reason], reject [id] <reason>, list.`);
   }
-  const { runtime, release } = await openExample(target, "command");
+  const { runtime, release } = await openExample(target);
   try {
     if (command === "list") for (const line of await list(runtime)) print(line);
     else print(await decide(runtime, [command, ...rest], actor));
