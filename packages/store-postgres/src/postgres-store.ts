@@ -325,6 +325,7 @@ async function open(
     capabilities.multiProcess ? (committed) => signals?.publishCommitted(committed) : undefined,
     // PGlite runs without fsync (and in one process): a relaxed commit would save nothing there.
     capabilities.multiProcess && options.stepDurability !== "strict",
+    capabilities.multiProcess,
   );
   signals = makeSignals(c);
   return new KyselyRunStore(name, capabilities, signals, c, onClose, options.journalDurability);

@@ -4,7 +4,13 @@ import type { RunStoreV1 } from "../contract/run-store.js";
 import { DurableError } from "../errors.js";
 import { ArtifactError } from "./artifact-error.js";
 import type { ArtifactStoreV1 } from "./artifact-store.js";
-import { DEFAULT_OFFLOAD_THRESHOLD_BYTES, needsOffload, offloadChunk, resolveChunk } from "./offload.js";
+import {
+  DEFAULT_OFFLOAD_THRESHOLD_BYTES,
+  needsOffload,
+  offloadChunk,
+  offloadedArtifacts,
+  resolveChunk,
+} from "./offload.js";
 
 /** Options of {@link withArtifactOffload}. */
 export interface ArtifactOffloadOptions {
@@ -123,6 +129,18 @@ export function withArtifactOffload(store: RunStoreV1, options: ArtifactOffloadO
       if (input.checkpoint === undefined) return store.finish(fence, input);
       const checkpoint = await offloadWrite(input.checkpoint, () => tenantOf(fence.runId));
       return store.finish(fence, { ...input, checkpoint });
+    },
+    async claim(request) {
+      const claims = await store.claim(request);
+      // A checkpoint the claim brought along may hold claim-check stubs: without it, the worker
+      // reads the checkpoint through loadCheckpoint, resolved.
+      for (const [i, claim] of claims.entries()) {
+        if (claim.checkpoint?.chunks.some((chunk) => offloadedArtifacts(chunk).length > 0)) {
+          const { checkpoint: _stubbed, ...rest } = claim;
+          claims[i] = rest;
+        }
+      }
+      return claims;
     },
     async loadCheckpoint(runId, sequence) {
       return resolve(await store.loadCheckpoint(runId, sequence));

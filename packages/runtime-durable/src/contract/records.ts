@@ -181,6 +181,11 @@ export interface Claim {
   readonly fence: Fence;
   /** When the lease expires (database clock). */
   readonly leaseExpiresAt: number;
+  /**
+   * The run's current checkpoint, resolved, when the store brings it with the claim (a server
+   * store does for fresh runs): the worker starts the run without reading it. Optional.
+   */
+  readonly checkpoint?: MaterializedCheckpoint;
 }
 
 /**

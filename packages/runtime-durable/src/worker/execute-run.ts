@@ -106,7 +106,8 @@ export async function executeRun(
     if (handed) {
       ({ session, base } = handed);
     } else {
-      const checkpoint = await store.loadCheckpoint(run.id, run.checkpointSeq);
+      const brought = claim.checkpoint?.sequence === run.checkpointSeq ? claim.checkpoint : undefined;
+      const checkpoint = brought ?? (await store.loadCheckpoint(run.id, run.checkpointSeq));
       if (!checkpoint)
         throw new DurableError("corrupt_checkpoint", `Run ${run.id} has no checkpoint to resume from.`);
       session = restoreSession(checkpoint);

@@ -22,7 +22,7 @@ import { chunkFromRow } from "./chunk-rows.js";
 import { type StoreContext, toMs } from "./context.js";
 import { isUuid } from "./runs.js";
 
-interface ChainRow {
+export interface ChainRow {
   id: unknown;
   run_id: string;
   tenant: string;
@@ -143,20 +143,54 @@ async function resolveChain(
     }
   | undefined
 > {
-  const { checkpoints, runs } = c.t;
   const result = await sql<ChainRow>`
-    with recursive chain as (
-      select k.id, k.run_id, r.tenant_id as tenant, k.seq, k.base_id, k.created_at, k.body, k.step_id, k.next_step, 0 as n
-      from ${checkpoints} k join ${runs} r on r.id = k.run_id where ${startOf(c, target)}
-      union all
-      select p.id, p.run_id, chain.tenant, p.seq, p.base_id, p.created_at, p.body, p.step_id, p.next_step, chain.n + 1
-      from ${checkpoints} p join chain on p.id = chain.base_id and p.id < chain.id
-      join ${runs} pr on pr.id = p.run_id and pr.tenant_id = chain.tenant
-    )
+    with recursive ${chainCte(c, sql`from ${c.t.checkpoints} k join ${c.t.runs} r on r.id = k.run_id where ${startOf(c, target)}`, sql`r.tenant_id`)}
     select id, run_id, tenant, seq, base_id, created_at, body, step_id, next_step from chain order by n desc`.execute(
     db,
   );
-  const rows = result.rows;
+  return decodeChain(c, result.rows, db);
+}
+
+/**
+ * The recursive CTE `chain` (for a `with recursive` list): the checkpoint rows `start` selects (a
+ * `from … where …` naming the checkpoint `k` and an expression for its run's tenant), then their
+ * bases, oldest last in `n`. The walk only follows bases of the same tenant and ever older ids, so
+ * a corrupt base cannot loop or read another tenant's chunks. `tag` is carried down each chain
+ * (`tag` column) so several chains can be read at once.
+ */
+export function chainCte(
+  c: StoreContext,
+  start: RawBuilder<unknown>,
+  tenant: RawBuilder<unknown>,
+  tag: RawBuilder<unknown> = sql`null::uuid`,
+) {
+  const { checkpoints, runs } = c.t;
+  return sql`chain as (
+      select k.id, k.run_id, ${tenant} as tenant, k.seq, k.base_id, k.created_at, k.body, k.step_id, k.next_step, 0 as n, ${tag} as tag
+      ${start}
+      union all
+      select p.id, p.run_id, chain.tenant, p.seq, p.base_id, p.created_at, p.body, p.step_id, p.next_step, chain.n + 1, chain.tag
+      from ${checkpoints} p join chain on p.id = chain.base_id and p.id < chain.id
+      join ${runs} pr on pr.id = p.run_id and pr.tenant_id = chain.tenant
+    )`;
+}
+
+/**
+ * Decodes a chain of checkpoint rows (base first, the checkpoint itself last) into the checkpoint
+ * it resolves to; rows of the first format take a read of their chunks through `db`.
+ */
+export async function decodeChain(
+  c: StoreContext,
+  rows: readonly ChainRow[],
+  db: Db = c.db,
+): Promise<
+  | {
+      checkpoint: MaterializedCheckpoint;
+      head: CheckpointBody;
+      packed: Map<number, string[]>;
+    }
+  | undefined
+> {
   const last = rows.at(-1);
   if (!last) return undefined;
   const id = Number(last.id);

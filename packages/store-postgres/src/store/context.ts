@@ -49,6 +49,11 @@ export interface StoreContext {
    * (`stepDurability: "relaxed"`, the default); see `StoreOptionsBase.stepDurability`.
    */
   readonly relaxedSteps: boolean;
+  /**
+   * Several processes share the database (a server): a claim brings the checkpoint of a fresh run
+   * along (the submitted Session is rarely in the claiming process, so the worker would read it).
+   */
+  readonly multiProcess: boolean;
 }
 
 /** A bounded map of checkpoint id → chain context; the oldest entries go first. */
@@ -76,6 +81,7 @@ export function storeContext(
   schema: string,
   publish?: (signals: readonly Signal[]) => void,
   relaxedSteps = true,
+  multiProcess = false,
 ): StoreContext {
   const table = (name: string) => sql.table(`${schema}.${name}`) as unknown as RawBuilder<unknown>;
   return {
@@ -96,6 +102,7 @@ export function storeContext(
     channels: { work: `${schema}_work`, cancel: `${schema}_cancel`, events: `${schema}_events` },
     contexts: new ContextCache(),
     relaxedSteps,
+    multiProcess,
     ...(publish ? { publish } : {}),
   };
 }

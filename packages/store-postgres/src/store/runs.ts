@@ -12,6 +12,7 @@ import {
   type SubmitInput,
 } from "@openrath/runtime-durable";
 import { sql } from "kysely";
+import { type ChainRow, chainCte, decodeChain } from "./checkpoints.js";
 import { checkpointValues, insertArtifacts, insertCheckpoint, upsertHead } from "./chunk-rows.js";
 import { RUN_COLUMNS, type RunRow, runColumns, type StoreContext, toMs, toRun } from "./context.js";
 
@@ -217,6 +218,51 @@ function relaxedClaim(c: StoreContext) {
   return c.relaxedSteps ? sql`, set_config('synchronous_commit', 'off', true) as relaxed` : sql``;
 }
 
+/** A chain row as the claim statement returns it (JSON: the body in base64). */
+interface ChainJson extends Omit<ChainRow, "body"> {
+  readonly body: string;
+  readonly tag: string;
+}
+
+/**
+ * The `chain` CTE of a claim on a server: the checkpoint chains of the claimed runs that are fresh
+ * (at checkpoint 0), tagged with their run, so the worker starts them without reading them.
+ */
+function freshChains(c: StoreContext) {
+  return chainCte(
+    c,
+    sql`from upd u join ${c.t.checkpoints} k on k.id = u.checkpoint_id where u.checkpoint_seq = 0`,
+    sql`u.tenant_id`,
+    sql`u.id`,
+  );
+}
+
+/**
+ * The claims, each fresh one with its checkpoint when the statement brought its chain. A chain
+ * that does not decode is left out: the worker reads the checkpoint and reports the corruption.
+ */
+async function withCheckpoints(
+  c: StoreContext,
+  claims: Claim[],
+  chains: ChainJson[] | string | null | undefined,
+): Promise<Claim[]> {
+  const rows = (typeof chains === "string" ? JSON.parse(chains) : (chains ?? [])) as ChainJson[];
+  if (rows.length === 0) return claims;
+  const byRun = new Map<string, ChainRow[]>();
+  for (const row of rows) {
+    const list = byRun.get(row.tag) ?? [];
+    list.push({ ...row, body: Buffer.from(row.body, "base64") });
+    byRun.set(row.tag, list);
+  }
+  const out: Claim[] = [];
+  for (const claim of claims) {
+    const chain = byRun.get(claim.run.id);
+    const checkpoint = chain ? (await decodeChain(c, chain).catch(() => undefined))?.checkpoint : undefined;
+    out.push(checkpoint ? { ...claim, checkpoint } : claim);
+  }
+  return out;
+}
+
 /**
  * The claimable runs of uncapped tenants: queued, of these plans, due, highest priority then
  * oldest, rows other claimers hold skipped. The order matches the partial index `runs_claim`.
@@ -245,11 +291,12 @@ export async function claimRuns(
   const lease = request.leaseMs;
   const result = await sql<{
     claimed: RunRow[] | string | null;
+    chains?: ChainJson[] | string | null;
     has_limits: boolean;
     next_at: unknown;
     more: boolean;
   }>`
-    with cand as (${claimCandidates(c, hashes, limit)}),
+    with ${c.multiProcess ? sql`recursive ` : sql``}cand as (${claimCandidates(c, hashes, limit)}),
     upd as (
       update ${runs} r set status = 'running', version = r.version + 1, fencing_token = ${nextToken()},
         lease_holder = ${request.workerId}, lease_expires_at = now() + ${lease} * interval '1 millisecond',
@@ -261,8 +308,19 @@ export async function claimRuns(
       insert into ${events} (run_id, seq, type, data)
       select id, event_seq, 'run.claimed', json_build_object('workerId', lease_holder, 'fencingToken', fencing_token, 'attempt', attempt, 'from', 'queued', 'to', 'running')::text
       from upd
-    )
-    select (select coalesce(json_agg(upd), '[]'::json) from upd) as claimed${relaxedClaim(c)},
+    )${
+      c.multiProcess
+        ? sql`,
+    ${freshChains(c)}`
+        : sql``
+    }
+    select (select coalesce(json_agg(upd), '[]'::json) from upd) as claimed${relaxedClaim(c)}${
+      c.multiProcess
+        ? sql`,
+      (select coalesce(json_agg(json_build_object('id', id, 'run_id', run_id, 'tenant', tenant, 'seq', seq, 'base_id', base_id,
+        'created_at', created_at, 'body', encode(body, 'base64'), 'step_id', step_id, 'next_step', next_step, 'tag', tag) order by tag, n desc), '[]'::json) from chain) as chains`
+        : sql``
+    },
       exists (select 1 from ${limits}) as has_limits,
       exists (select 1 from ${runs} q where q.status = 'queued' and q.plan_hash = any(${hashes}::text[]) and q.not_before <= now()
         and q.id not in (select id from cand)) as more,
@@ -273,7 +331,7 @@ export async function claimRuns(
   const claimed = (
     typeof row.claimed === "string" ? JSON.parse(row.claimed) : (row.claimed ?? [])
   ) as RunRow[];
-  const out = claimsOf(claimed, request.workerId);
+  const out = await withCheckpoints(c, claimsOf(claimed, request.workerId), row.chains);
   if (row.has_limits && out.length < limit) out.push(...(await claimCapped(c, request, limit - out.length)));
   // Rows another claimer holds count as more: a later claim may find them requeued.
   return withNextAt(out, toMs(row.next_at), !row.has_limits && !row.more);
