@@ -31,9 +31,12 @@ async function chainOn(stepDurability: "relaxed" | "strict" | undefined) {
     await worker.start();
     sent.length = 0;
     const out = await runtime.result((await runtime.submit("chain", Session.fromUserMessage("go"))).id);
-    // Step commits only: the claim (relaxed too, ADR 0018 "Claims and journal, second pass") is counted apart.
+    // Step commits only: the submission and the claim (relaxed too, ADR 0018) are counted apart.
     const relaxed = sent.filter(
-      (e) => !e.failed && /set_config\('synchronous_commit'/.test(e.sql) && !/'run\.claimed'/.test(e.sql),
+      (e) =>
+        !e.failed &&
+        /set_config\('synchronous_commit'/.test(e.sql) &&
+        !/'run\.(claimed|created)'/.test(e.sql),
     );
     return { texts: out.chunks.map((c) => (c.kind === "assistant" ? c.content : c.kind)), relaxed };
   } finally {
@@ -50,6 +53,44 @@ describe.skipIf(!postgres.available)(`step commit durability on PostgreSQL (${po
     const checkpoints = relaxed.map((e) => e.sql.match(/insert into "[^"]+"\."checkpoints"/g)?.length ?? 0);
     expect(checkpoints.reduce((a, b) => a + b, 0)).toBe(STEPS - 1);
     for (const event of relaxed) expect(event.sql).toMatch(/non_idempotent/);
+  });
+
+  it("a submission commits without waiting for the flush, notifies inside, and answers only after a WAL flush", async () => {
+    for (const stepDurability of ["relaxed", "strict"] as const) {
+      const sent: QueryEvent[] = [];
+      const store = await postgresStore({
+        connectionString: POSTGRES_URL,
+        schema: `durability_${randomBytes(5).toString("hex")}`,
+        migrate: true,
+        stepDurability,
+        onQuery: (event) => sent.push(event),
+      });
+      const runtime = createDurableRuntime({ store });
+      try {
+        await runtime.register(defineWorkflow("one").step("a", (s) => s, { entry: true }));
+        sent.length = 0;
+        const runs = await Promise.all(
+          Array.from({ length: 8 }, (_, i) => runtime.submit("one", Session.fromUserMessage(`go ${i}`))),
+        );
+        const submits = sent.filter((e) => /'run\.created'/.test(e.sql));
+        expect(submits).toHaveLength(8);
+        const flushes = sent.filter((e) => /txid_current\(\)/.test(e.sql));
+        if (stepDurability === "relaxed") {
+          for (const e of submits) expect(e.sql).toMatch(/set_config\('synchronous_commit', 'off'/);
+          for (const e of submits) expect(e.sql).toMatch(/pg_notify/);
+          // Every submit returned after a flush that began after its commit; concurrent ones share.
+          expect(flushes.length).toBeGreaterThanOrEqual(1);
+          expect(flushes.length).toBeLessThanOrEqual(8);
+          expect(sent.indexOf(flushes.at(-1)!)).toBeGreaterThan(sent.indexOf(submits.at(-1)!));
+        } else {
+          for (const e of submits) expect(e.sql).not.toMatch(/set_config/);
+          expect(flushes).toHaveLength(0);
+        }
+        expect(runs.every((r) => r.status === "queued")).toBe(true);
+      } finally {
+        await runtime.close();
+      }
+    }
   });
 
   it("strict step durability waits for the flush on every commit and gives the same run", async () => {

@@ -58,7 +58,7 @@ const AFTER_COMMIT: Partial<
  * The store seen through signals that the store does not publish itself (Redis, or any
  * {@link SignalsV1} other than `store.signals`): after each write commits, the signals it calls
  * for (`work`, `cancel`, `event` with the run's new sequence) are published through `signals`.
- * Publishing is fire-and-forget: a failed publish never undoes or fails the committed write (the
+ * Publishing is fire-and-forget and happens right after the call returns: a failed publish never undoes or fails the committed write (the
  * store's own commit notifications and the workers' safety sweep cover a lost signal). Every
  * other member, including ones added by later store versions, passes through unchanged.
  *
@@ -68,8 +68,17 @@ const AFTER_COMMIT: Partial<
  * ```
  */
 export function publishCommits(store: RunStoreV1, signals: SignalsV1): RunStoreV1 {
+  // Sent once the caller has its result (the next turn of the event loop), in order: the writes
+  // to the backend's sockets are not on the caller's path. The store's own notifications, sent
+  // with the commit, already woke whoever listens to them.
+  let queue: Signal[] = [];
+  const flush = () => {
+    const batch = queue;
+    queue = [];
+    for (const signal of batch) signals.publish(signal).catch(() => {});
+  };
   const publish: Publish = (signal) => {
-    signals.publish(signal).catch(() => {});
+    if (queue.push(signal) === 1) setImmediate(flush);
   };
   const wrapped = new Map<PropertyKey, unknown>();
   return new Proxy(store, {

@@ -54,6 +54,12 @@ export interface StoreContext {
    * along (the submitted Session is rarely in the claiming process, so the worker would read it).
    */
   readonly multiProcess: boolean;
+  /**
+   * Resolves once the WAL holds, flushed, everything committed before the call: a write of its own
+   * that waits for the flush (one in flight at a time, shared by every caller that arrived before
+   * it started). See `submitRun`.
+   */
+  readonly flushed: () => Promise<void>;
 }
 
 /** A bounded map of checkpoint id → chain context; the oldest entries go first. */
@@ -72,6 +78,38 @@ export class ContextCache {
     if (this.entries.size >= this.limit) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(id, context);
   }
+}
+
+/**
+ * A WAL flush shared by its callers: a transaction that takes an id (`txid_current()`) commits
+ * with a commit record and, `synchronous_commit` being on, waits until the WAL is flushed up to
+ * it, which covers every transaction committed before it began. A caller that arrives while one is
+ * in flight waits for the next one (the one in flight may have begun before its commit).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: see StoreContext.db.
+function walFlush(db: Kysely<any>): () => Promise<void> {
+  let current: Promise<void> | undefined;
+  let queued: Promise<void> | undefined;
+  const start = (): Promise<void> => {
+    const flush = sql`select txid_current()`
+      .execute(db)
+      .then(() => {})
+      .finally(() => {
+        if (current === flush) current = undefined;
+      });
+    current = flush;
+    return flush;
+  };
+  return () => {
+    if (current === undefined) return start();
+    queued ??= current
+      .catch(() => {})
+      .then(() => {
+        queued = undefined;
+        return start();
+      });
+    return queued;
+  };
 }
 
 /** Builds the context for `schema`. */
@@ -103,6 +141,7 @@ export function storeContext(
     contexts: new ContextCache(),
     relaxedSteps,
     multiProcess,
+    flushed: walFlush(db),
     ...(publish ? { publish } : {}),
   };
 }

@@ -57,6 +57,11 @@ export async function submitRun(
   const deadline = input.deadline === undefined ? null : new Date(input.deadline);
   const notBefore = input.notBefore === undefined ? null : new Date(input.notBefore);
   const ins = sql`ins`;
+  // On a server (relaxed step durability, the default), the submission commits without waiting for
+  // the WAL flush and notifies inside its transaction, so a worker can claim it at once; the call
+  // then waits for a (shared) flush before it answers: the caller learns of a run only once it is
+  // durable, and a worker may start one a database crash then loses (ADR 0018).
+  const early = c.multiProcess && c.relaxedSteps;
   const created = await sql<RunRow>`
     with plan as (select hash, name from ${plans} where hash = ${input.planHash}),
     cid as (select nextval(${c.t.checkpointIds}) as id),
@@ -79,15 +84,16 @@ export async function submitRun(
       select ins.id, 1, 'run.created', json_build_object('status', 'queued', 'planHash', ins.plan_hash, 'sessionId', ins.session_id)::text
       from ins
     ),
-    nt as (${c.publish ? sql`select 1 from ins where false` : sql`select pg_notify(${c.channels.work}, ins.plan_hash) from ins`})
-    select ins.*, (select count(*) from nt) as notified, (select count(*) from cp) as checkpoints from ins`.execute(
+    nt as (${c.publish && !early ? sql`select 1 from ins where false` : sql`select pg_notify(${c.channels.work}, ins.plan_hash) from ins`})
+    select ins.*, (select count(*) from nt) as notified, (select count(*) from cp) as checkpoints${early ? sql`, set_config('synchronous_commit', 'off', true) as relaxed` : sql``} from ins`.execute(
     c.db,
   );
   const row = created.rows[0];
   if (row) {
     const run = toRun(row);
     c.contexts.set(run.checkpointId, cp.context);
-    c.publish?.([{ kind: "work", planHash: run.planHash }]);
+    if (early) await c.flushed();
+    else c.publish?.([{ kind: "work", planHash: run.planHash }]);
     return { run, created: true };
   }
   if (unlessHeads) {
