@@ -127,6 +127,13 @@ export async function materialize(
   return (await resolveChain(c, target, db))?.checkpoint;
 }
 
+/** A checkpoint resolved along its chain, with the head row's body and each row's packed chunk ids. */
+interface ResolvedChain {
+  readonly checkpoint: MaterializedCheckpoint;
+  readonly head: CheckpointBody;
+  readonly packed: Map<number, string[]>;
+}
+
 /**
  * {@link materialize}, with the head row's body (its step ids) beside the checkpoint and, by row
  * id, the ids of the chunks each row of the chain packs.
@@ -135,14 +142,7 @@ async function resolveChain(
   c: StoreContext,
   target: CheckpointTarget,
   db: Db,
-): Promise<
-  | {
-      checkpoint: MaterializedCheckpoint;
-      head: CheckpointBody;
-      packed: Map<number, string[]>;
-    }
-  | undefined
-> {
+): Promise<ResolvedChain | undefined> {
   const result = await sql<ChainRow>`
     with recursive ${chainCte(c, sql`from ${c.t.checkpoints} k join ${c.t.runs} r on r.id = k.run_id where ${startOf(c, target)}`, sql`r.tenant_id`)}
     select id, run_id, tenant, seq, base_id, created_at, body, step_id, next_step from chain order by n desc`.execute(
@@ -183,14 +183,7 @@ export async function decodeChain(
   c: StoreContext,
   rows: readonly ChainRow[],
   db: Db = c.db,
-): Promise<
-  | {
-      checkpoint: MaterializedCheckpoint;
-      head: CheckpointBody;
-      packed: Map<number, string[]>;
-    }
-  | undefined
-> {
+): Promise<ResolvedChain | undefined> {
   const last = rows.at(-1);
   if (!last) return undefined;
   const id = Number(last.id);
