@@ -120,7 +120,11 @@ export async function submitRun(
     const prior = existing.rows[0];
     if (prior) {
       const run = toRun(prior);
-      if (run.fingerprint === input.fingerprint) return { run, created: false };
+      if (run.fingerprint === input.fingerprint) {
+        // The first submission may still be waiting for its flush: this answer waits for one too.
+        if (early) await c.flushed();
+        return { run, created: false };
+      }
       throw new DurableError(
         "idempotency_conflict",
         `Idempotency key ${JSON.stringify(input.idempotencyKey)} of tenant ${JSON.stringify(input.tenantId)} was used for a different request (run ${run.id}); use a new key for a new request.`,
