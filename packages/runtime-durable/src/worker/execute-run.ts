@@ -86,12 +86,37 @@ export async function executeRun(
     env.ended?.(ended);
     return ended;
   };
-  // The step commits still in flight (see CommitPipeline); created once the run is restored.
-  let commits: CommitPipeline | undefined;
+  // The step commits still in flight: each step's checkpoint is committed behind the next step.
+  const steps = new CommitPipeline(
+    (writes) =>
+      env.write(fence, () =>
+        writes.length === 1 ? store.commitStep(fence, writes[0]!) : store.commitSteps!(fence, writes),
+      ),
+    (committed) => {
+      run = committed;
+      seen.seq = Math.max(seen.seq, committed.eventSeq);
+    },
+    run.checkpointId,
+    typeof store.commitSteps === "function",
+    // A refused commit means the lease is gone: the step running ahead of it stops now, as it
+    // would at the next heartbeat.
+    (error) => {
+      if (isStale(error) && !controller.signal.aborted)
+        controller.abort(
+          new DurableError(
+            "lease_lost",
+            `Run ${run.id}: a step commit was refused (${(error as Error).message}).`,
+            {
+              details: { runId: run.id },
+            },
+          ),
+        );
+    },
+  );
   /** A write that ends or requeues the run: after the step commits in flight, dropped when stale. */
   const ending = async (work: () => Promise<unknown>): Promise<void> => {
     try {
-      await commits?.settled();
+      await steps.settled();
       await env.write(fence, work);
     } catch (e) {
       if (!isStale(e)) throw e;
@@ -135,33 +160,6 @@ export async function executeRun(
   // do not count from 1 (store-postgres issues clock-based ones) shows it by the version: the claim
   // was the first change of the run's row (it starts at 1).
   if ((fence.token === 1 || run.version === 2) && sequence === 0) env.fresh?.mark(fence, 0);
-  const steps = new CommitPipeline(
-    (writes) =>
-      env.write(fence, () =>
-        writes.length === 1 ? store.commitStep(fence, writes[0]!) : store.commitSteps!(fence, writes),
-      ),
-    (committed) => {
-      run = committed;
-      seen.seq = Math.max(seen.seq, committed.eventSeq);
-    },
-    run.checkpointId,
-    typeof store.commitSteps === "function",
-    // A refused commit means the lease is gone: the step running ahead of it stops now, as it
-    // would at the next heartbeat.
-    (error) => {
-      if (isStale(error) && !controller.signal.aborted)
-        controller.abort(
-          new DurableError(
-            "lease_lost",
-            `Run ${run.id}: a step commit was refused (${(error as Error).message}).`,
-            {
-              details: { runId: run.id },
-            },
-          ),
-        );
-    },
-  );
-  commits = steps;
   try {
     while (stepId !== null) {
       if (controller.signal.aborted) return;

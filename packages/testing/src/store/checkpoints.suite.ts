@@ -32,6 +32,15 @@ function richSession(): Session {
   } as SessionJSON);
 }
 
+/** A submitted run of a new session, claimed, with the base its next checkpoint is encoded against. */
+async function claimedRun(store: RunStoreV1, text: string) {
+  const plan = await registeredPlan(store);
+  const session = Session.fromUserMessage(text);
+  const { run } = await submit(store, plan, { session });
+  const claim = await claimOne(store, plan);
+  return { session, run, claim, base: baseOf((await store.loadCheckpoint(run.id))!) };
+}
+
 /** Checkpoints as chunk references: restore equality, deltas, dedupe across runs and forks, corruption. */
 export function checkpointsSuite(context: StoreSuiteContext): void {
   describeGroup<RunStoreV1>(context, "checkpoints", "store", (group) => {
@@ -145,15 +154,12 @@ export function checkpointsSuite(context: StoreSuiteContext): void {
       async () => {
         const store = group.track(await context.create());
         if (!store.commitSteps) return;
-        const plan = await registeredPlan(store);
-        const session = Session.fromUserMessage("batch");
-        const { run } = await submit(store, plan, { session });
-        const claim = await claimOne(store, plan);
+        const { session, run, claim, base: first } = await claimedRun(store, "batch");
         const s1 = session.append({ kind: "assistant", content: "one" });
         const s2 = s1.fork({ operator: "side" }).append({ kind: "assistant", content: "two" });
         const s3 = s2.append({ kind: "event", name: "step.note", data: { n: 3 } });
         const sessions = [s1, s2, s3];
-        let base = baseOf((await store.loadCheckpoint(run.id))!);
+        let base = first;
         const writes = sessions.map((s, i) => {
           const encoded = encodeCheckpoint(s, base, {
             sequence: i + 1,
@@ -197,11 +203,7 @@ export function checkpointsSuite(context: StoreSuiteContext): void {
       async () => {
         const store = group.track(await context.create());
         if (!store.commitSteps) return;
-        const plan = await registeredPlan(store);
-        const session = Session.fromUserMessage("bad batch");
-        const { run } = await submit(store, plan, { session });
-        const claim = await claimOne(store, plan);
-        const base = baseOf((await store.loadCheckpoint(run.id))!);
+        const { session, run, claim, base } = await claimedRun(store, "bad batch");
         const first = encodeCheckpoint(session.append({ kind: "assistant", content: "a" }), base, {
           sequence: 1,
           stepId: "first",
