@@ -54,6 +54,10 @@ describe("the approval example", () => {
       await worker.until("waiting for approval:");
       worker.child.kill("SIGKILL");
       await worker.exited;
+      // A mistyped id decides nothing, even with one interrupt waiting.
+      const typo = run("approve", "00000000-0000-7000-8000-000000000000");
+      expect(await typo.exited).toBe(1);
+      expect(typo.output()).toMatch(/No interrupt 00000000-0000-7000-8000-000000000000 is waiting/);
       const reject = run("reject", "wrong", "amount", "--actor", "lee");
       expect(await reject.exited, reject.output()).toBe(0);
       expect(reject.output()).toMatch(/✔ reject by lee/);

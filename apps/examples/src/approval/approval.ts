@@ -33,10 +33,19 @@ function describeInterrupt(interrupt: InterruptRecord): string[] {
   ];
 }
 
-/** Applies `approve [id] [reason…]` or `reject [id] <reason…>`; returns what to print. */
+/** What an interrupt id looks like (anything else after the verb is the reason). */
+const INTERRUPT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Applies `approve [id] [reason…]` or `reject [id] <reason…>`; returns what to print.
+ *
+ * @throws when the id given names no interrupt that waits (a typo must not decide another one).
+ */
 async function decide(runtime: DurableRuntime, words: readonly string[], actor: string): Promise<string> {
   const [verb, ...rest] = words;
   const pending = (await runtime.interrupts.list()).items;
+  if (rest[0] && INTERRUPT_ID.test(rest[0]) && !pending.some((i) => i.id === rest[0]))
+    throw new Error(`No interrupt ${rest[0]} is waiting for a decision; \`list\` shows the ones that are.`);
   const named = rest[0] && pending.some((i) => i.id === rest[0]) ? rest.shift() : undefined;
   const id = named ?? (pending.length === 1 ? pending[0]!.id : undefined);
   if (!id)
