@@ -44,7 +44,7 @@ export type {
   SweepResult,
 } from "./contract/records.js";
 export { PREVIOUS_CHECKPOINT } from "./contract/records.js";
-export type { RunStoreCapabilities, RunStoreV1 } from "./contract/run-store.js";
+export type { RunStoreCapabilities, RunStoreV1, SubmitHooks } from "./contract/run-store.js";
 export {
   type Signal,
   type SignalsCapabilities,
@@ -106,7 +106,6 @@ export {
   type LivePayload,
   type LiveRunEvent,
 } from "./signals/follow-run.js";
-export { HeardRuns } from "./signals/heard-runs.js";
 export { inProcessSignals } from "./signals/in-process-signals.js";
 export { publishCommits } from "./signals/publishing-store.js";
 export type { IsolatedContext } from "./worker/isolated-executor.js";

@@ -7,7 +7,6 @@ import {
   DurableError,
   type JournalStoreV1,
   type PlanRecord,
-  type RunRecord,
   type RunStoreCapabilities,
   type RunStoreV1,
   type SignalsV1,
@@ -21,11 +20,9 @@ import { preparedPool } from "./prepared-pool.js";
 import { notifySignals } from "./signals/notify-signals.js";
 import { pgliteTransport, pgTransport } from "./signals/transports.js";
 import { referencedArtifacts } from "./store/artifact-references.js";
-import { Batcher } from "./store/batcher.js";
 import { applyRetention, eraseSession, findSessionHead, loadCheckpoint } from "./store/checkpoints.js";
 import { mapDriverError, type StoreContext, storeContext } from "./store/context.js";
 import { readEvents } from "./store/events.js";
-import { FINISH_BATCH, type FinishItem, finishRuns } from "./store/finish.js";
 import { expireInterrupts } from "./store/interrupts.js";
 import { journalStore } from "./store/journal-store.js";
 import {
@@ -42,6 +39,7 @@ import {
   appendEvent,
   cancelRun,
   commitSteps,
+  finishRun,
   parkRun,
   releaseRun,
   scheduleRetry,
@@ -155,15 +153,7 @@ class KyselyRunStore implements RunStoreV1 {
     journalDurability: "relaxed" | "strict" = "relaxed",
   ) {
     this.journal = journalStore(c, (work) => this.run(work), journalDurability);
-    // Runs that end while another end is being written share the next statement (group commit).
-    this.finishes = new Batcher<FinishItem, RunRecord>(
-      (items) => finishRuns(c, items),
-      FINISH_BATCH,
-      c.multiProcess ? 2 : 1,
-    );
   }
-
-  private readonly finishes: Batcher<FinishItem, RunRecord>;
 
   private async run<T>(work: () => Promise<T>): Promise<T> {
     if (this.closed) throw new DurableError("store_unavailable", `The ${this.name} store is closed.`);
@@ -226,9 +216,9 @@ class KyselyRunStore implements RunStoreV1 {
     });
   }
 
-  submit: RunStoreV1["submit"] = (input) => this.run(() => submitRun(this.c, input));
-  submitIfNew: NonNullable<RunStoreV1["submitIfNew"]> = (input, sessionIds) =>
-    this.run(() => submitIfNew(this.c, input, sessionIds));
+  submit: RunStoreV1["submit"] = (input, hooks) => this.run(() => submitRun(this.c, input, undefined, hooks));
+  submitIfNew: NonNullable<RunStoreV1["submitIfNew"]> = (input, sessionIds, hooks) =>
+    this.run(() => submitIfNew(this.c, input, sessionIds, hooks));
   getRun: RunStoreV1["getRun"] = (runId, tenantId) => this.run(() => getRun(this.c, runId, tenantId));
   listRuns: RunStoreV1["listRuns"] = (query) => this.run(() => listRuns(this.c, query));
   claim: RunStoreV1["claim"] = (request) => this.run(() => claimRuns(this.c, request));
@@ -243,7 +233,7 @@ class KyselyRunStore implements RunStoreV1 {
     this.run(() => commitSteps(this.c, fence, [write], version));
   commitSteps: NonNullable<RunStoreV1["commitSteps"]> = (fence, writes) =>
     this.run(() => commitSteps(this.c, fence, writes));
-  finish: RunStoreV1["finish"] = (fence, input) => this.run(() => this.finishes.call({ fence, input }));
+  finish: RunStoreV1["finish"] = (fence, input) => this.run(() => finishRun(this.c, fence, input));
   scheduleRetry: RunStoreV1["scheduleRetry"] = (fence, input) =>
     this.run(() => scheduleRetry(this.c, fence, input));
   release: RunStoreV1["release"] = (fence) => this.run(() => releaseRun(this.c, fence));

@@ -74,7 +74,7 @@ describe.skipIf(!postgres.available)(`step commit durability on PostgreSQL (${po
         );
         const submits = sent.filter((e) => /'run\.created'/.test(e.sql));
         expect(submits).toHaveLength(8);
-        const flushes = sent.filter((e) => /txid_current\(\)/.test(e.sql));
+        const flushes = sent.filter((e) => /pg_logical_emit_message\(true, 'openrath\.flush'/.test(e.sql));
         if (stepDurability === "relaxed") {
           for (const e of submits) expect(e.sql).toMatch(/set_config\('synchronous_commit', 'off'/);
           for (const e of submits) expect(e.sql).toMatch(/pg_notify/);

@@ -98,16 +98,16 @@ export function withArtifactOffload(store: RunStoreV1, options: ArtifactOffloadO
   }
 
   const overrides: Partial<RunStoreV1> = {
-    async submit(input) {
+    async submit(input, hooks) {
       const checkpoint = await offloadWrite(input.checkpoint, async () => input.tenantId);
-      const result = await store.submit({ ...input, checkpoint });
+      const result = await store.submit({ ...input, checkpoint }, hooks);
       tenants.set(result.run.id, result.run.tenantId);
       return result;
     },
-    async submitIfNew(input, sessionIds) {
+    async submitIfNew(input, sessionIds, hooks) {
       if (!store.submitIfNew) return undefined;
       const checkpoint = await offloadWrite(input.checkpoint, async () => input.tenantId);
-      const result = await store.submitIfNew({ ...input, checkpoint }, sessionIds);
+      const result = await store.submitIfNew({ ...input, checkpoint }, sessionIds, hooks);
       if (result) tenants.set(result.run.id, result.run.tenantId);
       return result;
     },

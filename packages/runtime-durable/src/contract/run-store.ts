@@ -48,6 +48,29 @@ export interface RunStoreCapabilities {
 }
 
 /**
+ * Optional callbacks of one {@link RunStoreV1.submit} (or `submitIfNew`) call. A store that does
+ * not know them ignores them; a caller gets the same result either way.
+ */
+export interface SubmitHooks {
+  /**
+   * Called at most once, with the new run, as soon as the submission has committed (other
+   * connections see the queued run, so a worker may claim it) and before the store waits for the
+   * commit to be durable: on a server with relaxed commits, while the WAL flush the call waits for
+   * is still running. Not called when the call creates no run (an earlier submission with the same
+   * idempotency key answers, or `submitIfNew` writes nothing), nor when the write fails before it
+   * commits. The call still resolves only once the run is durable, and may still reject after
+   * this (the flush failed: the run may or may not survive a database crash).
+   *
+   * The runtime publishes the run's `work` signal from here when its signals are not the store's
+   * own (Redis), so a worker starts the run while the submitter waits for the flush, as one
+   * woken by the store's in-transaction notification does (ADR 0018). Must return quickly and not
+   * throw; a store ignores what it throws. A store that never calls it is a valid v1 store: the
+   * runtime then publishes once the call has resolved.
+   */
+  readonly onCommitted?: (run: RunRecord) => void;
+}
+
+/**
  * The storage contract of the durable runtime, version 1: everything the runtime needs from a
  * database. Every state change happens in one transaction with the version bump and the event
  * that reports it; every worker write carries a {@link Fence} and is rejected when the fence is
@@ -85,11 +108,18 @@ export interface RunStoreV1 {
    * Creates a queued run with its submitted session as checkpoint 0 and a `run.created` event, or
    * returns the run an earlier submission with the same (tenant, idempotency key) created.
    *
+   * With `hooks.onCommitted`, the store reports the new run as soon as it has committed, before
+   * it waits for the commit to be durable ({@link SubmitHooks}); the call itself still resolves
+   * only once the run is durable.
+   *
    * @returns the run and whether this call created it.
    * @throws `unknown_plan` for an unregistered plan, `idempotency_conflict` when the key was used
    *   with another fingerprint, `session_busy` when the session already has an active run.
    */
-  submit(input: SubmitInput): Promise<{ readonly run: RunRecord; readonly created: boolean }>;
+  submit(
+    input: SubmitInput,
+    hooks?: SubmitHooks,
+  ): Promise<{ readonly run: RunRecord; readonly created: boolean }>;
 
   /**
    * {@link submit} for a session the store has not seen: writes the run only when none of
@@ -103,6 +133,7 @@ export interface RunStoreV1 {
   submitIfNew?(
     input: SubmitInput,
     sessionIds: readonly string[],
+    hooks?: SubmitHooks,
   ): Promise<{ readonly run: RunRecord; readonly created: boolean } | undefined>;
 
   /** The run, or `undefined`. With `tenantId`, a run of another tenant is `undefined` too. */

@@ -1,5 +1,5 @@
 import type { Claim, RunRecord } from "../contract/records.js";
-import type { RunStoreV1 } from "../contract/run-store.js";
+import type { RunStoreV1, SubmitHooks } from "../contract/run-store.js";
 import type { Signal, SignalsV1 } from "../contract/signals.js";
 
 type Publish = (signal: Signal) => void;
@@ -7,19 +7,30 @@ type Publish = (signal: Signal) => void;
 const eventOf = (run: RunRecord): Signal => ({ kind: "event", runId: run.id, seq: run.eventSeq });
 const workOf = (run: RunRecord): Signal => ({ kind: "work", planHash: run.planHash });
 
-/** For each write of the store, the signals its committed result calls for. */
+/** The signals of a run a submission created. */
+const submitted = (run: RunRecord, publish: Publish) => {
+  publish(workOf(run));
+  publish(eventOf(run));
+};
+
+/**
+ * The writes that take {@link SubmitHooks}, and where in their arguments: their signals go out
+ * when the store reports the run committed, before it waits for durability.
+ */
+const HOOKS_ARGUMENT: Partial<Record<keyof RunStoreV1, number>> = { submit: 1, submitIfNew: 2 };
+
+/**
+ * For each write of the store, the signals its committed result calls for (for a submission: when
+ * the store did not report it through `onCommitted`).
+ */
 const AFTER_COMMIT: Partial<
   Record<keyof RunStoreV1, (result: never, args: readonly never[], publish: Publish) => void>
 > = {
   submit: (result: { run: RunRecord; created: boolean }, _args, publish) => {
-    if (!result.created) return;
-    publish(workOf(result.run));
-    publish(eventOf(result.run));
+    if (result.created) submitted(result.run, publish);
   },
   submitIfNew: (result: { run: RunRecord; created: boolean } | undefined, _args, publish) => {
-    if (!result?.created) return;
-    publish(workOf(result.run));
-    publish(eventOf(result.run));
+    if (result?.created) submitted(result.run, publish);
   },
   claim: (claims: Claim[], _args, publish) => {
     for (const claim of claims) publish(eventOf(claim.run));
@@ -58,9 +69,14 @@ const AFTER_COMMIT: Partial<
  * The store seen through signals that the store does not publish itself (Redis, or any
  * {@link SignalsV1} other than `store.signals`): after each write commits, the signals it calls
  * for (`work`, `cancel`, `event` with the run's new sequence) are published through `signals`.
- * Publishing is fire-and-forget and happens right after the call returns: a failed publish never undoes or fails the committed write (the
- * store's own commit notifications and the workers' safety sweep cover a lost signal). Every
- * other member, including ones added by later store versions, passes through unchanged.
+ * A submission's go out as soon as the store reports its run committed
+ * ({@link SubmitHooks.onCommitted}), while the store still waits for the commit to be durable, so
+ * a worker starts the run during that wait; the submitter still gets the run only once it is
+ * durable. Everything else (and a submission to a store that does not report it) is published
+ * on the next turn of the event loop after the call returns. Publishing is fire-and-forget: a
+ * failed publish never undoes or fails the committed write (the store's own commit notifications
+ * and the workers' safety sweep cover a lost signal). Every other member, including ones added by
+ * later store versions, passes through unchanged.
  *
  * @example
  * ```ts
@@ -68,6 +84,13 @@ const AFTER_COMMIT: Partial<
  * ```
  */
 export function publishCommits(store: RunStoreV1, signals: SignalsV1): RunStoreV1 {
+  const send: Publish = (signal) => {
+    try {
+      signals.publish(signal).catch(() => {});
+    } catch {
+      // A publish that throws instead of rejecting is lost the same way.
+    }
+  };
   // Sent once the caller has its result (the next turn of the event loop), in order: the writes
   // to the backend's sockets are not on the caller's path. The store's own notifications, sent
   // with the commit, already woke whoever listens to them.
@@ -75,7 +98,7 @@ export function publishCommits(store: RunStoreV1, signals: SignalsV1): RunStoreV
   const flush = () => {
     const batch = queue;
     queue = [];
-    for (const signal of batch) signals.publish(signal).catch(() => {});
+    for (const signal of batch) send(signal);
   };
   const publish: Publish = (signal) => {
     if (queue.push(signal) === 1) setImmediate(flush);
@@ -88,10 +111,27 @@ export function publishCommits(store: RunStoreV1, signals: SignalsV1): RunStoreV
       if (typeof value !== "function") return value;
       let fn = wrapped.get(key);
       if (fn === undefined) {
+        const hooksAt = HOOKS_ARGUMENT[key as keyof RunStoreV1];
         fn = after
           ? async (...args: never[]) => {
+              let reported = false;
+              if (hooksAt !== undefined) {
+                const caller = args[hooksAt] as SubmitHooks | undefined;
+                const hooks: SubmitHooks = {
+                  ...caller,
+                  onCommitted: (run) => {
+                    // Sent at once: the store is waiting for its flush, and a worker for this.
+                    if (!reported) submitted(run, send);
+                    reported = true;
+                    caller?.onCommitted?.(run);
+                  },
+                };
+                const withHooks: unknown[] = [...args];
+                withHooks[hooksAt] = hooks;
+                args = withHooks as never[];
+              }
               const result = await (value as (...a: never[]) => Promise<never>).apply(target, args);
-              after(result, args, publish);
+              if (!reported) after(result, args, publish);
               return result;
             }
           : (value as (...a: unknown[]) => unknown).bind(target);

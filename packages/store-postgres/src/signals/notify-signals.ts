@@ -1,10 +1,4 @@
-import {
-  HeardRuns,
-  inProcessSignals,
-  type RunStatus,
-  type Signal,
-  type SignalsV1,
-} from "@openrath/runtime-durable";
+import { inProcessSignals, type RunStatus, type Signal, type SignalsV1 } from "@openrath/runtime-durable";
 
 /** The three channels a store notifies on. */
 export interface NotifyChannels {
@@ -66,32 +60,26 @@ export function notifySignals(
   /** Publishes committed writes' signals, batched and fire-and-forget (see `NotifyTransport.notifyBatch`). */
   publishCommitted(signals: readonly Signal[]): void;
 } {
-  // Heard from once the listener listens; whatever a reconnect's gap held may have been missed.
-  const heard = new HeardRuns(false);
-  const local = inProcessSignals(name, heard);
+  const local = inProcessSignals(name);
   const watched = new Map<string, number>();
   let started: Promise<void> | undefined;
   const start = () => {
-    started ??= transport
-      .start(
-        (channel, payload) => {
-          const signal = signalOf(channels, channel, payload);
-          if (signal) local.deliver(signal);
-        },
-        () => {
-          heard.lost();
-          local.deliver({ kind: "work" });
-          for (const runId of watched.keys()) local.deliver({ kind: "event", runId, seq: -1 });
-        },
-      )
-      .then(() => heard.lost());
+    started ??= transport.start(
+      (channel, payload) => {
+        const signal = signalOf(channels, channel, payload);
+        if (signal) local.deliver(signal);
+      },
+      () => {
+        local.deliver({ kind: "work" });
+        for (const runId of watched.keys()) local.deliver({ kind: "event", runId, seq: -1 });
+      },
+    );
     return started;
   };
   return {
     specVersion: "v1",
     name,
     capabilities: { crossProcess, livePayloads: false },
-    heard: (runId, since) => heard.heard(runId, since),
     async publish(signal) {
       const [channel, payload] = notificationOf(channels, signal);
       await transport.notify(channel, payload);

@@ -81,17 +81,20 @@ export class ContextCache {
 }
 
 /**
- * A WAL flush shared by its callers: a transaction that takes an id (`txid_current()`) commits
- * with a commit record and, `synchronous_commit` being on, waits until the WAL is flushed up to
- * it, which covers every transaction committed before it began. A caller that arrives while one is
- * in flight waits for the next one (the one in flight may have begun before its commit).
+ * A WAL flush shared by its callers: a transaction that writes a WAL record of its own (a
+ * transactional logical message, which takes an id and is ignored by everything but logical
+ * decoding) commits, `synchronous_commit` being on, only once the WAL is flushed up to it, which
+ * covers every transaction committed before it began. (A transaction that only takes an id, such
+ * as `select txid_current()`, writes no WAL before its commit record, and PostgreSQL commits it
+ * without waiting for any flush.) A caller that arrives while one is in flight waits for the next
+ * one (the one in flight may have begun before its commit).
  */
 // biome-ignore lint/suspicious/noExplicitAny: see StoreContext.db.
 function walFlush(db: Kysely<any>): () => Promise<void> {
   let current: Promise<void> | undefined;
   let queued: Promise<void> | undefined;
   const start = (): Promise<void> => {
-    const flush = sql`select txid_current()`
+    const flush = sql`select pg_logical_emit_message(true, 'openrath.flush', '')`
       .execute(db)
       .then(() => {})
       .finally(() => {

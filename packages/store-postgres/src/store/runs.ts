@@ -9,6 +9,7 @@ import {
   type ListRunsQuery,
   type RunRecord,
   type RunStatus,
+  type SubmitHooks,
   type SubmitInput,
 } from "@openrath/runtime-durable";
 import { sql } from "kysely";
@@ -28,8 +29,9 @@ export async function submitIfNew(
   c: StoreContext,
   input: SubmitInput,
   sessionIds: readonly string[],
+  hooks?: SubmitHooks,
 ): Promise<{ run: RunRecord; created: boolean } | undefined> {
-  return submitRun(c, input, sessionIds);
+  return submitRun(c, input, sessionIds, hooks);
 }
 
 /**
@@ -39,16 +41,20 @@ export async function submitIfNew(
 export async function submitRun(
   c: StoreContext,
   input: SubmitInput,
+  unlessHeads?: undefined,
+  hooks?: SubmitHooks,
 ): Promise<{ run: RunRecord; created: boolean }>;
 export async function submitRun(
   c: StoreContext,
   input: SubmitInput,
   unlessHeads: readonly string[],
+  hooks?: SubmitHooks,
 ): Promise<{ run: RunRecord; created: boolean } | undefined>;
 export async function submitRun(
   c: StoreContext,
   input: SubmitInput,
   unlessHeads?: readonly string[],
+  hooks?: SubmitHooks,
 ): Promise<{ run: RunRecord; created: boolean } | undefined> {
   const { runs, events, plans } = c.t;
   const id = newRunId();
@@ -92,6 +98,12 @@ export async function submitRun(
   if (row) {
     const run = toRun(row);
     c.contexts.set(run.checkpointId, cp.context);
+    // Committed (relaxed: not yet flushed): other signals than ours may wake workers now.
+    try {
+      hooks?.onCommitted?.(run);
+    } catch {
+      // The caller's hook failing is not the submission failing.
+    }
     if (early) await c.flushed();
     else c.publish?.([{ kind: "work", planHash: run.planHash }]);
     return { run, created: true };
@@ -144,7 +156,7 @@ export async function submitRun(
     );
   }
   // A concurrent submission won the race and finished between the insert and the checks: try again.
-  return unlessHeads ? submitRun(c, input, unlessHeads) : submitRun(c, input);
+  return unlessHeads ? submitRun(c, input, unlessHeads, hooks) : submitRun(c, input, undefined, hooks);
 }
 
 /** See `RunStoreV1.getRun`. */
