@@ -14,6 +14,7 @@
 //   ... durable-probe.ts procs [runs]               (claim-index scans per run, 1/2/4 processes)
 
 import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { Session } from "@openrath/core";
 import { createDurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
 import { pgliteStore, postgresStore } from "@openrath/store-postgres";
@@ -280,11 +281,31 @@ if (mode === "perstep") {
     await s.close();
   }
 }
+/** CPU time (ms) so far of the server's backends whose last statement named `schema` (this probe's). */
+async function backendCpuMs(schema: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const pids = await client.query<{ pid: number }>(
+    "select pid from pg_stat_activity where position($1 in query) > 0 and pid <> pg_backend_pid()",
+    [schema],
+  );
+  await client.end();
+  let ticks = 0;
+  for (const { pid } of pids.rows) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {}
+  }
+  return ticks * 10; // USER_HZ = 100
+}
 if (mode === "tput") {
   const driver = process.argv[3] ?? "pglite";
   const n = Number(process.argv[4] ?? 1000);
   const conc = Number(process.argv[5] ?? 16);
-  const s = await store(driver, `probe_${randomBytes(4).toString("hex")}`);
+  const schema = `probe_${randomBytes(4).toString("hex")}`;
+  const s = await store(driver, schema);
   const rt = createDurableRuntime({ store: s });
   await rt.register(chain("one", 1));
   const w = rt.worker({ concurrency: driver === "pglite" ? 8 : conc, leaseMs: 30_000 });
@@ -292,6 +313,8 @@ if (mode === "tput") {
   await rt.wait((await rt.submit("one", input())).id);
   counts.clear();
   total = 0;
+  const cpu = process.cpuUsage();
+  const serverCpu = driver === "postgres" ? await backendCpuMs(schema) : 0;
   const t = performance.now();
   if (driver === "pglite") {
     const ids: string[] = [];
@@ -306,7 +329,16 @@ if (mode === "tput") {
     );
   }
   const ms = performance.now() - t;
-  console.log(driver, "runs/s", ((n / ms) * 1000).toFixed(1));
+  const used = process.cpuUsage(cpu);
+  const serverUsed = driver === "postgres" ? (await backendCpuMs(schema)) - serverCpu : 0;
+  console.log(
+    driver,
+    "runs/s",
+    ((n / ms) * 1000).toFixed(1),
+    "| CPU ms per run: this process",
+    ((used.user + used.system) / 1000 / n).toFixed(3),
+    driver === "postgres" ? `, its PostgreSQL backends ${(serverUsed / n).toFixed(3)}` : "",
+  );
   dump(`${driver} tput`, n);
   await w.stop();
   await s.close();

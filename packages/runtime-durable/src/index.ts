@@ -106,6 +106,7 @@ export {
   type LivePayload,
   type LiveRunEvent,
 } from "./signals/follow-run.js";
+export { HeardRuns } from "./signals/heard-runs.js";
 export { inProcessSignals } from "./signals/in-process-signals.js";
 export { publishCommits } from "./signals/publishing-store.js";
 export type { IsolatedContext } from "./worker/isolated-executor.js";

@@ -15,7 +15,7 @@ import type { JournalStoreV1 } from "./journal/journal-store.js";
 import { publishingJournal } from "./journal/publishing-journal.js";
 import { type FollowedEvent, type FollowRunOptions, followRun } from "./signals/follow-run.js";
 import { publishCommits } from "./signals/publishing-store.js";
-import { EndedRuns, FreshVisits, RecentIds, SubmittedSessions } from "./worker/handoff.js";
+import { FreshVisits, RecentIds, RecentRuns, SubmittedSessions } from "./worker/handoff.js";
 import { DurableWorker, type WorkerOptions } from "./worker/worker.js";
 
 /** Options of {@link createDurableRuntime}. */
@@ -80,7 +80,9 @@ export class DurableRuntime {
   /** Sessions submitted here, for this runtime's workers (their first step needs no read). */
   private readonly submitted = new SubmittedSessions();
   /** Runs this runtime's workers ended, for its waiters (no read for what a worker here just wrote). */
-  private readonly endedRuns = new EndedRuns();
+  private readonly endedRuns = new RecentRuns<RunRecord>();
+  /** When this runtime submitted its recent runs (`performance.now()`, taken before the store call). */
+  private readonly submittedAt = new RecentRuns<number>();
   /** Session ids this runtime submitted or read back: they have checkpoints, so no new-session attempt. */
   private readonly checkpointed = new RecentIds();
   /** Workers made by {@link worker}, stopped by {@link close}. */
@@ -201,6 +203,7 @@ export class DurableRuntime {
       ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
     });
     const settle = this.submitted.begin(tenantId, session.id);
+    const startedAt = performance.now();
     try {
       // A session this runtime has not seen checkpointed is tried as a new one first (one round
       // trip); the store refuses if it has a head after all, and the submission is encoded against it.
@@ -215,6 +218,7 @@ export class DurableRuntime {
       }
       this.checkpointed.add(session.id);
       const { run, created } = result;
+      if (created) this.submittedAt.set(run.id, startedAt);
       settle(
         created
           ? { runId: run.id, session, base: encoded.next(run.checkpointId), checkpointId: run.checkpointId }
@@ -279,9 +283,22 @@ export class DurableRuntime {
       const run = this.endedRuns.get(runId);
       return run && done(run.status) ? run : undefined;
     };
+    // A run submitted here that the signals heard nothing end or park since: its next signal is
+    // awaited without reading it first.
+    const since = this.submittedAt.get(runId);
+    let unread = since !== undefined && this.signals.heard?.(runId, since) === null;
     try {
       for (;;) {
         options.signal?.throwIfAborted();
+        if (unread && !pending && !endedHere()) {
+          unread = false;
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            setTimeout(resolve, 10_000).unref?.();
+          });
+          continue;
+        }
+        unread = false;
         pending = false;
         // An embedded store announces the end before its worker has the record back: let it land.
         if (final) await new Promise((resolve) => setImmediate(resolve));
@@ -382,7 +399,7 @@ export class DurableRuntime {
       { ...options, ...(middleware ? { middleware } : {}) },
       {
         handoff: this.submitted,
-        ended: (run) => this.endedRuns.add(run),
+        ended: (run) => this.endedRuns.set(run.id, run),
         ...(journaled ? { fresh } : {}),
       },
     );

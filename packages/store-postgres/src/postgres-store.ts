@@ -7,6 +7,7 @@ import {
   DurableError,
   type JournalStoreV1,
   type PlanRecord,
+  type RunRecord,
   type RunStoreCapabilities,
   type RunStoreV1,
   type SignalsV1,
@@ -20,9 +21,11 @@ import { preparedPool } from "./prepared-pool.js";
 import { notifySignals } from "./signals/notify-signals.js";
 import { pgliteTransport, pgTransport } from "./signals/transports.js";
 import { referencedArtifacts } from "./store/artifact-references.js";
+import { Batcher } from "./store/batcher.js";
 import { applyRetention, eraseSession, findSessionHead, loadCheckpoint } from "./store/checkpoints.js";
 import { mapDriverError, type StoreContext, storeContext } from "./store/context.js";
 import { readEvents } from "./store/events.js";
+import { FINISH_BATCH, type FinishItem, finishRuns } from "./store/finish.js";
 import { expireInterrupts } from "./store/interrupts.js";
 import { journalStore } from "./store/journal-store.js";
 import {
@@ -39,7 +42,6 @@ import {
   appendEvent,
   cancelRun,
   commitSteps,
-  finishRun,
   parkRun,
   releaseRun,
   scheduleRetry,
@@ -153,7 +155,15 @@ class KyselyRunStore implements RunStoreV1 {
     journalDurability: "relaxed" | "strict" = "relaxed",
   ) {
     this.journal = journalStore(c, (work) => this.run(work), journalDurability);
+    // Runs that end while another end is being written share the next statement (group commit).
+    this.finishes = new Batcher<FinishItem, RunRecord>(
+      (items) => finishRuns(c, items),
+      FINISH_BATCH,
+      c.multiProcess ? 2 : 1,
+    );
   }
+
+  private readonly finishes: Batcher<FinishItem, RunRecord>;
 
   private async run<T>(work: () => Promise<T>): Promise<T> {
     if (this.closed) throw new DurableError("store_unavailable", `The ${this.name} store is closed.`);
@@ -233,7 +243,7 @@ class KyselyRunStore implements RunStoreV1 {
     this.run(() => commitSteps(this.c, fence, [write], version));
   commitSteps: NonNullable<RunStoreV1["commitSteps"]> = (fence, writes) =>
     this.run(() => commitSteps(this.c, fence, writes));
-  finish: RunStoreV1["finish"] = (fence, input) => this.run(() => finishRun(this.c, fence, input));
+  finish: RunStoreV1["finish"] = (fence, input) => this.run(() => this.finishes.call({ fence, input }));
   scheduleRetry: RunStoreV1["scheduleRetry"] = (fence, input) =>
     this.run(() => scheduleRetry(this.c, fence, input));
   release: RunStoreV1["release"] = (fence) => this.run(() => releaseRun(this.c, fence));

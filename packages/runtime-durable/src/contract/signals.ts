@@ -49,6 +49,14 @@ export interface SignalsV1 {
    * subscription is active when the promise resolves.
    */
   subscribe(topic: SignalTopic, listener: (signal: Signal) => void): Promise<() => Promise<void>>;
+  /**
+   * Optional: what this client heard of the run ending or parking. The last such status it was
+   * delivered (or a later status of that run), `null` when it heard none, or `undefined` when it
+   * may have missed a signal since `since` (a `performance.now()` time in this process: it was
+   * not listening yet, lost its connection, or forgot old entries). A waiter that knows when it
+   * submitted a run uses `null` to wait for the run's next signal without reading it first.
+   */
+  heard?(runId: string, since: number): RunStatus | null | undefined;
   /** Stops delivering and releases connections. Idempotent. */
   close(): Promise<void>;
 }

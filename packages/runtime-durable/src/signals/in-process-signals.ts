@@ -1,10 +1,13 @@
 import type { Signal, SignalsV1, SignalTopic } from "../contract/signals.js";
 import { topicOf } from "../contract/signals.js";
+import { HeardRuns } from "./heard-runs.js";
 
 /**
  * Signals inside one process: what the embedded store (PGlite) uses, and a building block for
  * stores that deliver their own notifications to local listeners. Listeners run synchronously in
- * publish order; a throwing listener does not stop the others.
+ * publish order; a throwing listener does not stop the others. What is delivered is noted in
+ * `heard` (see `SignalsV1.heard`); a store that delivers what it receives elsewhere passes a
+ * {@link HeardRuns} it marks lost across its gaps.
  *
  * @example
  * ```ts
@@ -14,7 +17,10 @@ import { topicOf } from "../contract/signals.js";
  * await stop();
  * ```
  */
-export function inProcessSignals(name = "in-process"): SignalsV1 & {
+export function inProcessSignals(
+  name = "in-process",
+  heard = new HeardRuns(),
+): SignalsV1 & {
   /** Delivers a signal to local listeners synchronously (for stores that received it elsewhere). */
   deliver(signal: Signal): void;
 } {
@@ -22,6 +28,7 @@ export function inProcessSignals(name = "in-process"): SignalsV1 & {
   let closed = false;
   const deliver = (signal: Signal) => {
     if (closed) return;
+    heard.note(signal);
     const set = listeners.get(topicOf(signal));
     if (!set) return;
     for (const listener of [...set]) {
@@ -37,6 +44,7 @@ export function inProcessSignals(name = "in-process"): SignalsV1 & {
     name,
     capabilities: { crossProcess: false, livePayloads: true },
     deliver,
+    heard: (runId, since) => heard.heard(runId, since),
     async publish(signal) {
       deliver(signal);
     },

@@ -118,23 +118,24 @@ export class FreshVisits {
   }
 }
 
-/** How many ended runs are remembered for waiters in this process (a record is about 1 KB). */
-const ENDED_LIMIT = 4096;
+/** How many runs a {@link RecentRuns} remembers (an ended run's record is about 1 KB). */
+const RECENT_LIMIT = 4096;
 
 /**
- * The final records of runs this process's workers ended, for `runtime.wait` in the same process:
- * a terminal run never changes again, so the record its worker got back from the store is the
- * one a read would return. Bounded; the oldest go first.
+ * Something about each of the runs this process touched last, by run id, for `runtime.wait` in
+ * the same process: the final records of runs its workers ended (a terminal run never changes
+ * again, so the record its worker got back is the one a read would return), and when it
+ * submitted runs. Bounded; the oldest go first.
  */
-export class EndedRuns {
-  private readonly runs = new Map<string, RunRecord>();
+export class RecentRuns<V> {
+  private readonly runs = new Map<string, V>();
 
-  add(run: RunRecord): void {
-    if (this.runs.size >= ENDED_LIMIT) this.runs.delete(this.runs.keys().next().value!);
-    this.runs.set(run.id, run);
+  set(runId: string, value: V): void {
+    if (this.runs.size >= RECENT_LIMIT) this.runs.delete(this.runs.keys().next().value!);
+    this.runs.set(runId, value);
   }
 
-  get(runId: string): RunRecord | undefined {
+  get(runId: string): V | undefined {
     return this.runs.get(runId);
   }
 }

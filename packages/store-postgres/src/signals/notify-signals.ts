@@ -1,4 +1,10 @@
-import { inProcessSignals, type RunStatus, type Signal, type SignalsV1 } from "@openrath/runtime-durable";
+import {
+  HeardRuns,
+  inProcessSignals,
+  type RunStatus,
+  type Signal,
+  type SignalsV1,
+} from "@openrath/runtime-durable";
 
 /** The three channels a store notifies on. */
 export interface NotifyChannels {
@@ -60,26 +66,32 @@ export function notifySignals(
   /** Publishes committed writes' signals, batched and fire-and-forget (see `NotifyTransport.notifyBatch`). */
   publishCommitted(signals: readonly Signal[]): void;
 } {
-  const local = inProcessSignals(name);
+  // Heard from once the listener listens; whatever a reconnect's gap held may have been missed.
+  const heard = new HeardRuns(false);
+  const local = inProcessSignals(name, heard);
   const watched = new Map<string, number>();
   let started: Promise<void> | undefined;
   const start = () => {
-    started ??= transport.start(
-      (channel, payload) => {
-        const signal = signalOf(channels, channel, payload);
-        if (signal) local.deliver(signal);
-      },
-      () => {
-        local.deliver({ kind: "work" });
-        for (const runId of watched.keys()) local.deliver({ kind: "event", runId, seq: -1 });
-      },
-    );
+    started ??= transport
+      .start(
+        (channel, payload) => {
+          const signal = signalOf(channels, channel, payload);
+          if (signal) local.deliver(signal);
+        },
+        () => {
+          heard.lost();
+          local.deliver({ kind: "work" });
+          for (const runId of watched.keys()) local.deliver({ kind: "event", runId, seq: -1 });
+        },
+      )
+      .then(() => heard.lost());
     return started;
   };
   return {
     specVersion: "v1",
     name,
     capabilities: { crossProcess, livePayloads: false },
+    heard: (runId, since) => heard.heard(runId, since),
     async publish(signal) {
       const [channel, payload] = notificationOf(channels, signal);
       await transport.notify(channel, payload);

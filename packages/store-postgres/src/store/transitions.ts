@@ -5,7 +5,6 @@ import {
   DurableError,
   type EventInput,
   type Fence,
-  type FinishInput,
   isTerminal,
   PREVIOUS_CHECKPOINT,
   type RunErrorInfo,
@@ -110,7 +109,7 @@ function from(to: RunStatus) {
  * The CTEs writing a checkpoint for the row in `src` (the run row as updated, or a batch's source
  * row; see {@link insertCheckpoint}), named with `suffix`, and, when `head`, moving its session's head.
  */
-function checkpointCtes(
+export function checkpointCtes(
   c: StoreContext,
   cp: CheckpointValues,
   src: RawBuilder<unknown>,
@@ -124,7 +123,7 @@ function checkpointCtes(
     ${name("ca")} as (${insertArtifacts(c, cp, src)})${
       head
         ? sql`,
-    hd as (${upsertHead(c, cp, src)})`
+    ${name("hd")} as (${upsertHead(c, cp, src)})`
         : sql``
     }`;
 }
@@ -149,7 +148,7 @@ function eventAndNotify(c: StoreContext, type: string, data: RawBuilder<unknown>
 }
 
 /** After a committed write: the signals the statement did not send itself (see {@link notifyEvent}). */
-function published(c: StoreContext, run: RunRecord, work = false): RunRecord {
+export function published(c: StoreContext, run: RunRecord, work = false): RunRecord {
   c.publish?.(work ? [eventSignal(run), { kind: "work", planHash: run.planHash }] : [eventSignal(run)]);
   return run;
 }
@@ -252,38 +251,6 @@ export async function commitSteps(
     });
   const run = toRun(row);
   c.contexts.set(run.checkpointId, cps[n - 1]!.context);
-  return published(c, run);
-}
-
-/** See `RunStoreV1.finish`. */
-export async function finishRun(c: StoreContext, fence: Fence, input: FinishInput): Promise<RunRecord> {
-  assertTransition("running", input.status, fence.runId);
-  const error = input.error ? JSON.stringify(input.error) : null;
-  const data = JSON.stringify({
-    from: "running",
-    to: input.status,
-    ...(input.error ? { error: input.error } : {}),
-  });
-  const write = input.checkpoint;
-  const cp = write ? checkpointValues(c, write) : undefined;
-  const result = await sql<RunRow>`
-    with cid as (select ${write ? sql`nextval(${c.t.checkpointIds})` : sql`null::bigint`} as id),
-    upd as (
-      update ${c.t.runs} r set status = ${input.status}, version = r.version + 1, lease_holder = null, lease_expires_at = null,
-        ended_at = now(), updated_at = now(), error = ${error}, event_seq = r.event_seq + 1,
-        next_step = ${write ? write.nextStep : sql`r.next_step`},
-        checkpoint_seq = ${write ? write.sequence : sql`r.checkpoint_seq`},
-        checkpoint_id = coalesce(cid.id, r.checkpoint_id)
-      from cid
-      where ${fenceGuard(fence)} ${write ? sql`and r.checkpoint_seq = ${write.sequence - 1}` : sql``}
-      returning ${runColumns("r")}
-    )${cp ? checkpointCtes(c, cp, sql`upd`, "", true, false) : sql``}${eventAndNotify(c, "run.state.changed", data)}
-    select upd.*, (select count(*) from nt) as notified from upd`.execute(c.db);
-  const row = result.rows[0];
-  if (!row)
-    return diagnose(c, fence, `finish (${input.status})`, write ? { seq: write.sequence } : undefined);
-  const run = toRun(row);
-  if (cp) c.contexts.set(run.checkpointId, cp.context);
   return published(c, run);
 }
 

@@ -1,6 +1,7 @@
 import {
   type Claim,
   canTransition,
+  encodeCheckpoint,
   RUN_STATUSES,
   type RunRecord,
   type RunStatus,
@@ -9,7 +10,7 @@ import {
 import { expect } from "vitest";
 import { describeGroup } from "../internal/describe-group.js";
 import { expectOpenRathError } from "../internal/expect-error.js";
-import { claimOne, commit, registeredPlan, submit } from "./fixtures.js";
+import { baseOfRun, claimOne, commit, registeredPlan, submit } from "./fixtures.js";
 import type { StoreSuiteContext } from "./suite-context.js";
 
 /** Brings a fresh run into `status` through the contract's own operations. */
@@ -183,5 +184,64 @@ export function transitionsSuite(context: StoreSuiteContext): void {
       );
       expect(again.checkpointSeq).toBe(2);
     });
+
+    group.test(
+      "runs ending at the same time each end as if alone; a stale or out-of-order end is refused alone",
+      async () => {
+        const store = group.track(await context.create());
+        const plan = await registeredPlan(store);
+        const runs = [];
+        for (let i = 0; i < 6; i++) runs.push((await submit(store, plan)).run);
+        const claims = await store.claim({
+          workerId: "w",
+          planHashes: [plan.hash],
+          leaseMs: 30_000,
+          limit: 6,
+        });
+        expect(claims).toHaveLength(6);
+        const [stale, gap, ...good] = claims as [Claim, Claim, ...Claim[]];
+        const { base, session } = await baseOfRun(store, gap.run.id);
+        const skipped = encodeCheckpoint(session.append({ kind: "assistant", content: "x" }), base, {
+          sequence: 2,
+          stepId: "second",
+          nextStep: null,
+        });
+        // Every end is started in the same turn, so a store that groups them groups these.
+        const outcomes = await Promise.allSettled([
+          store.finish({ ...stale.fence, token: stale.fence.token + 1 }, { status: "succeeded" }),
+          store.finish(gap.fence, { status: "succeeded", checkpoint: skipped.write }),
+          ...good.map((claim, i) =>
+            store.finish(
+              claim.fence,
+              i % 2 === 0
+                ? { status: "succeeded" }
+                : { status: "failed", error: { code: "x", message: `run ${i}` } },
+            ),
+          ),
+        ]);
+        expect(outcomes[0]).toMatchObject({ status: "rejected", reason: { code: "stale_fence" } });
+        expect(outcomes[1]).toMatchObject({ status: "rejected", reason: { code: "version_conflict" } });
+        for (const [i, claim] of good.entries()) {
+          const outcome = outcomes[i + 2]!;
+          expect(outcome.status).toBe("fulfilled");
+          const ended = (outcome as PromiseFulfilledResult<RunRecord>).value;
+          expect(ended).toMatchObject({
+            id: claim.run.id,
+            status: i % 2 === 0 ? "succeeded" : "failed",
+            version: claim.run.version + 1,
+            eventSeq: claim.run.eventSeq + 1,
+          });
+          if (i % 2 === 1) expect(ended.error).toMatchObject({ code: "x", message: `run ${i}` });
+          const events = await store.readEvents(claim.run.id);
+          expect(events.map((e) => e.seq)).toEqual(events.map((_, n) => n + 1));
+          expect(await store.getRun(claim.run.id)).toEqual(ended);
+        }
+        for (const refused of [stale, gap]) {
+          const now = await store.getRun(refused.run.id);
+          expect(now).toMatchObject({ status: "running", version: refused.run.version });
+          expect(await store.readEvents(refused.run.id)).toHaveLength(refused.run.eventSeq);
+        }
+      },
+    );
   });
 }
