@@ -21,7 +21,8 @@ const postgres = await postgresTestService();
 const redis = await redisTestService();
 afterAll(() => redis.stop());
 
-/** PostgreSQL's longest `commit_delay` (µs): every synchronous commit of the session sleeps this long first. */
+// `commit_delay` can be set only by a superuser: the test services connect as one.
+/** PostgreSQL's longest `commit_delay` (µs): every commit of the session that waits for a WAL flush first sleeps this long. */
 const FLUSH_DELAY_US = 100_000;
 
 /**

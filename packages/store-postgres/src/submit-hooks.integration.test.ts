@@ -5,7 +5,6 @@ import {
   defineWorkflow,
   encodeCheckpoint,
   type RunRecord,
-  type RunStoreV1,
   type SubmitInput,
 } from "@openrath/runtime-durable";
 import pg from "pg";
@@ -13,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { postgresStore } from "./postgres-store.js";
 import { POSTGRES_URL, postgres } from "./testing/postgres-url.js";
 
+// `commit_delay` can be set only by a superuser: the test services connect as one.
 /** PostgreSQL's longest `commit_delay` (µs): with `commit_siblings = 0`, every flushing commit sleeps this long. */
 const FLUSH_DELAY_US = 100_000;
 
@@ -44,7 +44,6 @@ async function openStore(schema: string, options: { slowFlush?: boolean; strict?
 
 /** Submits, recording when `onCommitted` came (and what another connection saw then) and when the call answered. */
 async function observedSubmit(
-  store: RunStoreV1,
   observer: pg.Client,
   schema: string,
   write: (hooks: { onCommitted: (run: RunRecord) => void }) => Promise<{ run: RunRecord } | undefined>,
@@ -76,7 +75,7 @@ describe.skipIf(!postgres.available)(`SubmitHooks.onCommitted on PostgreSQL (${p
       await observer.connect();
       try {
         const session = Session.fromUserMessage("first");
-        const viaIfNew = await observedSubmit(store, observer, schema, (hooks) =>
+        const viaIfNew = await observedSubmit(observer, schema, (hooks) =>
           store.submitIfNew!(input(session, "key-1"), [session.id], hooks),
         );
         expect(viaIfNew.reported).toHaveLength(1);
@@ -85,19 +84,19 @@ describe.skipIf(!postgres.available)(`SubmitHooks.onCommitted on PostgreSQL (${p
         expect(await viaIfNew.reported[0]!.seen, "another connection sees the queued run").toBe("queued");
 
         const again = Session.fromUserMessage("second");
-        const viaSubmit = await observedSubmit(store, observer, schema, (hooks) =>
+        const viaSubmit = await observedSubmit(observer, schema, (hooks) =>
           store.submit(input(again), hooks),
         );
         expect(viaSubmit.reported.map((r) => r.run.id)).toEqual([viaSubmit.result!.run.id]);
         expect(await viaSubmit.reported[0]!.seen).toBe("queued");
 
         // No new run, no report: the same key answers with the first run; a session with a head.
-        const replay = await observedSubmit(store, observer, schema, (hooks) =>
+        const replay = await observedSubmit(observer, schema, (hooks) =>
           store.submit(input(session, "key-1"), hooks),
         );
         expect(replay.result!.run.id).toBe(viaIfNew.result!.run.id);
         expect(replay.reported).toHaveLength(0);
-        const headed = await observedSubmit(store, observer, schema, (hooks) =>
+        const headed = await observedSubmit(observer, schema, (hooks) =>
           store.submitIfNew!(input(session), [session.id], hooks),
         );
         expect(headed.result).toBeUndefined();
@@ -127,7 +126,7 @@ describe.skipIf(!postgres.available)(`SubmitHooks.onCommitted on PostgreSQL (${p
       const floor = FLUSH_DELAY_US / 1000 - 10;
       for (let i = 0; i < 3; i++) {
         const session = Session.fromUserMessage(`slow ${i}`);
-        const { reported, startedAt, answeredAt } = await observedSubmit(store, observer, schema, (hooks) =>
+        const { reported, startedAt, answeredAt } = await observedSubmit(observer, schema, (hooks) =>
           store.submit(input(session), hooks),
         );
         // The flush this server makes slow is waited for: the caller learns of the run once it is durable.
