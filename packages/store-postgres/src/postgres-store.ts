@@ -28,16 +28,8 @@ import { readEvents } from "./store/events.js";
 import { FINISH_BATCH, type FinishItem, finishRuns } from "./store/finish.js";
 import { expireInterrupts } from "./store/interrupts.js";
 import { journalStore } from "./store/journal-store.js";
-import {
-  claimRuns,
-  getRun,
-  heartbeat,
-  isUuid,
-  listRuns,
-  reclaimRuns,
-  submitIfNew,
-  submitRun,
-} from "./store/runs.js";
+import { claimRuns, getRun, heartbeat, isUuid, listRuns, reclaimRuns } from "./store/runs.js";
+import { SUBMIT_BATCH, type SubmitItem, type SubmitOutcome, submitRuns } from "./store/submit.js";
 import {
   appendEvent,
   cancelRun,
@@ -161,9 +153,16 @@ class KyselyRunStore implements RunStoreV1 {
       FINISH_BATCH,
       c.multiProcess ? 2 : 1,
     );
+    // Likewise submissions: one insert statement and, on a server, one WAL flush for those that queue.
+    this.submissions = new Batcher<SubmitItem, SubmitOutcome>(
+      (items) => submitRuns(c, items),
+      SUBMIT_BATCH,
+      c.multiProcess ? 2 : 1,
+    );
   }
 
   private readonly finishes: Batcher<FinishItem, RunRecord>;
+  private readonly submissions: Batcher<SubmitItem, SubmitOutcome>;
 
   private async run<T>(work: () => Promise<T>): Promise<T> {
     if (this.closed) throw new DurableError("store_unavailable", `The ${this.name} store is closed.`);
@@ -226,9 +225,10 @@ class KyselyRunStore implements RunStoreV1 {
     });
   }
 
-  submit: RunStoreV1["submit"] = (input, hooks) => this.run(() => submitRun(this.c, input, undefined, hooks));
+  submit: RunStoreV1["submit"] = (input, hooks) =>
+    this.run(async () => (await this.submissions.call({ input, ...(hooks ? { hooks } : {}) }))!);
   submitIfNew: NonNullable<RunStoreV1["submitIfNew"]> = (input, sessionIds, hooks) =>
-    this.run(() => submitIfNew(this.c, input, sessionIds, hooks));
+    this.run(() => this.submissions.call({ input, unlessHeads: sessionIds, ...(hooks ? { hooks } : {}) }));
   getRun: RunStoreV1["getRun"] = (runId, tenantId) => this.run(() => getRun(this.c, runId, tenantId));
   listRuns: RunStoreV1["listRuns"] = (query) => this.run(() => listRuns(this.c, query));
   claim: RunStoreV1["claim"] = (request) => this.run(() => claimRuns(this.c, request));

@@ -72,15 +72,16 @@ describe.skipIf(!postgres.available)(`step commit durability on PostgreSQL (${po
         const runs = await Promise.all(
           Array.from({ length: 8 }, (_, i) => runtime.submit("one", Session.fromUserMessage(`go ${i}`))),
         );
+        // Submissions made together share insert statements (one `run.created` insert per run).
         const submits = sent.filter((e) => /'run\.created'/.test(e.sql));
-        expect(submits).toHaveLength(8);
+        expect(submits.reduce((n, e) => n + (e.sql.match(/'run\.created'/g)?.length ?? 0), 0)).toBe(8);
         const flushes = sent.filter((e) => /pg_logical_emit_message\(true, 'openrath\.flush'/.test(e.sql));
         if (stepDurability === "relaxed") {
           for (const e of submits) expect(e.sql).toMatch(/set_config\('synchronous_commit', 'off'/);
           for (const e of submits) expect(e.sql).toMatch(/pg_notify/);
           // Every submit returned after a flush that began after its commit; concurrent ones share.
           expect(flushes.length).toBeGreaterThanOrEqual(1);
-          expect(flushes.length).toBeLessThanOrEqual(8);
+          expect(flushes.length).toBeLessThanOrEqual(submits.length);
           expect(sent.indexOf(flushes.at(-1)!)).toBeGreaterThan(sent.indexOf(submits.at(-1)!));
         } else {
           for (const e of submits) expect(e.sql).not.toMatch(/set_config/);

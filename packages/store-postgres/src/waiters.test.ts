@@ -34,15 +34,20 @@ const waitSoon = (rt: DurableRuntime, runId: string) =>
   rt.wait(runId, { signal: AbortSignal.timeout(5_000) });
 
 describe("a waiter on a run submitted in its runtime", () => {
-  it("reads nothing before the run ends when a worker of the same runtime ends it (PGlite)", async () => {
+  it("submissions made together share statements; the waiter reads nothing before the run ends when a worker of the same runtime ends it (PGlite)", async () => {
     const sent: QueryEvent[] = [];
     const rt = await runtimeOn(
       await pgliteStore({ db: await db, schema: "waiters_a", onQuery: (e) => sent.push(e) }),
     );
     await rt.worker({ concurrency: 4 }).start();
+    sent.length = 0;
     const runs = await Promise.all(
       Array.from({ length: 5 }, (_, i) => rt.submit("waited", Session.fromUserMessage(`task ${i}`))),
     );
+    // Submissions made together share insert statements.
+    const inserts = sent.filter((e) => e.sql.trimStart().startsWith("with plan_0 as"));
+    expect(inserts.length).toBeGreaterThan(0);
+    expect(inserts.length).toBeLessThan(5);
     sent.length = 0;
     const ended = await Promise.all(runs.map((run) => waitSoon(rt, run.id)));
     expect(ended.map((r) => r.status)).toEqual(runs.map(() => "succeeded"));

@@ -23,6 +23,7 @@ export function inProcessSignals(
 ): SignalsV1 & {
   /** Delivers a signal to local listeners synchronously (for stores that received it elsewhere). */
   deliver(signal: Signal): void;
+  heard: NonNullable<SignalsV1["heard"]>;
 } {
   const listeners = new Map<SignalTopic, Set<(signal: Signal) => void>>();
   let closed = false;

@@ -57,7 +57,7 @@ export interface StoreContext {
   /**
    * Resolves once the WAL holds, flushed, everything committed before the call: a write of its own
    * that waits for the flush (one in flight at a time, shared by every caller that arrived before
-   * it started). See `submitRun`.
+   * it started). See `submitRuns`.
    */
   readonly flushed: () => Promise<void>;
 }

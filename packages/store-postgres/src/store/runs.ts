@@ -1,20 +1,16 @@
 import { randomUUID } from "node:crypto";
-import {
-  type Claim,
-  type ClaimList,
-  type ClaimRequest,
-  DurableError,
-  type Fence,
-  type HeartbeatResult,
-  type ListRunsQuery,
-  type RunRecord,
-  type RunStatus,
-  type SubmitHooks,
-  type SubmitInput,
+import type {
+  Claim,
+  ClaimList,
+  ClaimRequest,
+  Fence,
+  HeartbeatResult,
+  ListRunsQuery,
+  RunRecord,
+  RunStatus,
 } from "@openrath/runtime-durable";
 import { sql } from "kysely";
 import { type ChainRow, chainCte, decodeChain } from "./checkpoints.js";
-import { checkpointValues, insertArtifacts, insertCheckpoint, upsertHead } from "./chunk-rows.js";
 import { RUN_COLUMNS, type RunRow, runColumns, type StoreContext, toMs, toRun } from "./context.js";
 
 /** Time-ordered UUID (v7 layout) so run ids sort by creation and keyset pages are stable. */
@@ -22,141 +18,6 @@ export function newRunId(now = Date.now()): string {
   const hex = now.toString(16).padStart(12, "0");
   const rest = randomUUID().replaceAll("-", "");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7${rest.slice(13, 16)}-${((Number.parseInt(rest[16]!, 16) & 0x3) | 0x8).toString(16)}${rest.slice(17, 20)}-${rest.slice(20, 32)}`;
-}
-
-/** See `RunStoreV1.submitIfNew`: {@link submitRun} guarded by the sessions' heads. */
-export async function submitIfNew(
-  c: StoreContext,
-  input: SubmitInput,
-  sessionIds: readonly string[],
-  hooks?: SubmitHooks,
-): Promise<{ run: RunRecord; created: boolean } | undefined> {
-  return submitRun(c, input, sessionIds, hooks);
-}
-
-/**
- * Submits a run with its checkpoint 0; see `RunStoreV1.submit`. With `unlessHeads`, writes nothing
- * (and resolves `undefined`) when one of those session ids has a checkpoint in the tenant.
- */
-export async function submitRun(
-  c: StoreContext,
-  input: SubmitInput,
-  unlessHeads?: undefined,
-  hooks?: SubmitHooks,
-): Promise<{ run: RunRecord; created: boolean }>;
-export async function submitRun(
-  c: StoreContext,
-  input: SubmitInput,
-  unlessHeads: readonly string[],
-  hooks?: SubmitHooks,
-): Promise<{ run: RunRecord; created: boolean } | undefined>;
-export async function submitRun(
-  c: StoreContext,
-  input: SubmitInput,
-  unlessHeads?: readonly string[],
-  hooks?: SubmitHooks,
-): Promise<{ run: RunRecord; created: boolean } | undefined> {
-  const { runs, events, plans } = c.t;
-  const id = newRunId();
-  const cp = checkpointValues(c, input.checkpoint);
-  const metadata = JSON.stringify(input.metadata ?? {});
-  const deadline = input.deadline === undefined ? null : new Date(input.deadline);
-  const notBefore = input.notBefore === undefined ? null : new Date(input.notBefore);
-  const ins = sql`ins`;
-  // On a server (relaxed step durability, the default), the submission commits without waiting for
-  // the WAL flush and notifies inside its transaction, so a worker can claim it at once; the call
-  // then waits for a (shared) flush before it answers: the caller learns of a run only once it is
-  // durable, and a worker may start one a database crash then loses (ADR 0018).
-  const early = c.multiProcess && c.relaxedSteps;
-  const created = await sql<RunRow>`
-    with plan as (select hash, name from ${plans} where hash = ${input.planHash}),
-    cid as (select nextval(${c.t.checkpointIds}) as id),
-    ins as (
-      insert into ${runs} (id, tenant_id, session_id, plan_hash, workflow, status, priority, idempotency_key,
-        fingerprint, next_step, deadline, metadata, not_before, queued_at, event_seq, checkpoint_seq, checkpoint_id)
-      select ${id}, ${input.tenantId}, ${cp.sessionId}, plan.hash, plan.name, 'queued', ${input.priority ?? 0},
-        ${input.idempotencyKey ?? null}, ${input.fingerprint}, ${input.checkpoint.nextStep}, ${deadline}, ${metadata},
-        coalesce(${notBefore}::timestamptz, now()), now(), 1, 0, cid.id
-      from plan, cid
-      ${unlessHeads ? sql`where not exists (select 1 from ${c.t.heads} h where h.tenant_id = ${input.tenantId} and h.session_id = any(${[...unlessHeads]}::text[]))` : sql``}
-      on conflict do nothing
-      returning ${RUN_COLUMNS}
-    ),
-    cp as (${insertCheckpoint(c, cp, ins, false)}),
-    ca as (${insertArtifacts(c, cp, ins)}),
-    hd as (${upsertHead(c, cp, ins)}),
-    ev as (
-      insert into ${events} (run_id, seq, type, data)
-      select ins.id, 1, 'run.created', json_build_object('status', 'queued', 'planHash', ins.plan_hash, 'sessionId', ins.session_id)::text
-      from ins
-    ),
-    nt as (${c.publish && !early ? sql`select 1 from ins where false` : sql`select pg_notify(${c.channels.work}, ins.plan_hash) from ins`})
-    select ins.*, (select count(*) from nt) as notified, (select count(*) from cp) as checkpoints${early ? sql`, set_config('synchronous_commit', 'off', true) as relaxed` : sql``} from ins`.execute(
-    c.db,
-  );
-  const row = created.rows[0];
-  if (row) {
-    const run = toRun(row);
-    c.contexts.set(run.checkpointId, cp.context);
-    // Committed (relaxed: not yet flushed): other signals than ours may wake workers now.
-    try {
-      hooks?.onCommitted?.(run);
-    } catch {
-      // The caller's hook failing is not the submission failing.
-    }
-    if (early) await c.flushed();
-    else c.publish?.([{ kind: "work", planHash: run.planHash }]);
-    return { run, created: true };
-  }
-  if (unlessHeads) {
-    const head = await sql<{ found: boolean }>`select exists (select 1 from ${c.t.heads} h
-      where h.tenant_id = ${input.tenantId} and h.session_id = any(${[...unlessHeads]}::text[])) as found`.execute(
-      c.db,
-    );
-    if (head.rows[0]?.found) return undefined;
-  }
-
-  const plan = await sql`select 1 from ${plans} where hash = ${input.planHash}`.execute(c.db);
-  if (plan.rows.length === 0) {
-    throw new DurableError(
-      "unknown_plan",
-      `No plan ${input.planHash} is registered; register the workflow (runtime.register) before submitting runs for it.`,
-      { details: { planHash: input.planHash } },
-    );
-  }
-  if (input.idempotencyKey !== undefined) {
-    const existing =
-      await sql<RunRow>`select ${RUN_COLUMNS} from ${runs} where tenant_id = ${input.tenantId} and idempotency_key = ${input.idempotencyKey}`.execute(
-        c.db,
-      );
-    const prior = existing.rows[0];
-    if (prior) {
-      const run = toRun(prior);
-      if (run.fingerprint === input.fingerprint) {
-        // The first submission may still be waiting for its flush: this answer waits for one too.
-        if (early) await c.flushed();
-        return { run, created: false };
-      }
-      throw new DurableError(
-        "idempotency_conflict",
-        `Idempotency key ${JSON.stringify(input.idempotencyKey)} of tenant ${JSON.stringify(input.tenantId)} was used for a different request (run ${run.id}); use a new key for a new request.`,
-        { details: { runId: run.id, idempotencyKey: input.idempotencyKey } },
-      );
-    }
-  }
-  const active =
-    await sql<RunRow>`select id, status from ${runs} where tenant_id = ${input.tenantId} and session_id = ${cp.sessionId}
-    and status in ('queued', 'running', 'waiting', 'needs_review')`.execute(c.db);
-  const busy = active.rows[0];
-  if (busy) {
-    throw new DurableError(
-      "session_busy",
-      `Session ${cp.sessionId} already has an active run ${String(busy.id)} (${String(busy.status)}); a session has at most one active run. Wait for it, cancel it, or fork the session.`,
-      { details: { sessionId: cp.sessionId, runId: String(busy.id), status: busy.status } },
-    );
-  }
-  // A concurrent submission won the race and finished between the insert and the checks: try again.
-  return unlessHeads ? submitRun(c, input, unlessHeads, hooks) : submitRun(c, input, undefined, hooks);
 }
 
 /** See `RunStoreV1.getRun`. */

@@ -1,5 +1,10 @@
 import { Session } from "@openrath/core";
-import { encodeCheckpoint, type RunStoreV1, restoreSession } from "@openrath/runtime-durable";
+import {
+  encodeCheckpoint,
+  type RunStoreV1,
+  restoreSession,
+  type SubmitInput,
+} from "@openrath/runtime-durable";
 import { expect } from "vitest";
 import { describeGroup } from "../internal/describe-group.js";
 import { expectOpenRathError } from "../internal/expect-error.js";
@@ -154,6 +159,74 @@ export function submissionSuite(context: StoreSuiteContext): void {
       const next = await submit(store, plan, { session, fingerprint: "third" });
       expect(next.created).toBe(true);
     });
+
+    group.test(
+      "submissions made at the same time each get what they would alone: runs, session_busy, the key's run, conflicts",
+      async () => {
+        const store = group.track(await context.create());
+        const plan = await registeredPlan(store);
+        const input = (session: Session, extra: Partial<SubmitInput> = {}): SubmitInput => ({
+          tenantId: "tenant-a",
+          planHash: plan.hash,
+          checkpoint: encodeCheckpoint(session, null, { sequence: 0, stepId: null, nextStep: plan.entry })
+            .write,
+          fingerprint: `fp-${session.id}`,
+          ...extra,
+        });
+        const fresh = Array.from({ length: 4 }, (_, i) => Session.fromUserMessage(`together ${i}`));
+        const shared = Session.fromUserMessage("one session twice");
+        const keyed = Session.fromUserMessage("one key twice");
+        const headed = (await submit(store, plan)).session;
+        const newcomer = Session.fromUserMessage("new to the store");
+        // All started in one turn, so a store that groups submissions groups these.
+        const [plain, busy, key, conflict, unknown, ifNew] = [
+          fresh.map((session) => store.submit(input(session))),
+          Promise.allSettled([
+            store.submit(input(shared)),
+            store.submit(input(shared, { fingerprint: "other" })),
+          ]),
+          [
+            store.submit(input(keyed, { idempotencyKey: "k" })),
+            store.submit(input(keyed, { idempotencyKey: "k" })),
+          ],
+          store
+            .submit(
+              input(Session.fromUserMessage("k again"), { idempotencyKey: "k", fingerprint: "different" }),
+            )
+            .catch((e: unknown) => e),
+          store
+            .submit(input(Session.fromUserMessage("no plan"), { planHash: "f".repeat(64) }))
+            .catch((e: unknown) => e),
+          store.submitIfNew
+            ? [
+                store.submitIfNew(input(headed), [headed.id]),
+                store.submitIfNew(input(newcomer), [newcomer.id]),
+              ]
+            : [],
+        ] as const;
+        const runs = await Promise.all(plain);
+        expect(runs.every((r) => r.created)).toBe(true);
+        expect(new Set(runs.map((r) => r.run.id)).size).toBe(4);
+        for (const [i, { run }] of runs.entries()) {
+          const checkpoint = await store.loadCheckpoint(run.id, 0);
+          expect(restoreSession(checkpoint!).toJSON()).toEqual(fresh[i]!.toJSON());
+          expect((await store.readEvents(run.id)).map((e) => e.type)).toEqual(["run.created"]);
+        }
+        const [first, second] = await busy;
+        expect(first).toMatchObject({ status: "fulfilled", value: { created: true } });
+        expect(second).toMatchObject({ status: "rejected", reason: { code: "session_busy" } });
+        const keyedRuns = await Promise.all(key);
+        expect(keyedRuns[0]!.run.id).toBe(keyedRuns[1]!.run.id);
+        expect(keyedRuns.filter((r) => r.created)).toHaveLength(1);
+        expect(await conflict).toMatchObject({ code: "idempotency_conflict" });
+        expect(await unknown).toMatchObject({ code: "unknown_plan" });
+        if (store.submitIfNew) {
+          const [none, made] = await Promise.all(ifNew);
+          expect(none).toBeUndefined();
+          expect(made).toMatchObject({ created: true, run: { sessionId: newcomer.id } });
+        }
+      },
+    );
 
     group.test("listRuns pages by id within the tenant and filters by status and session", async () => {
       const store = group.track(await context.create());

@@ -1,0 +1,229 @@
+import { DurableError, type RunRecord, type SubmitHooks, type SubmitInput } from "@openrath/runtime-durable";
+import { sql } from "kysely";
+import {
+  type CheckpointValues,
+  checkpointValues,
+  insertArtifacts,
+  insertCheckpoint,
+  upsertHead,
+} from "./chunk-rows.js";
+import { RUN_COLUMNS, type RunRow, type StoreContext, toRun } from "./context.js";
+import { newRunId } from "./runs.js";
+
+/** One submission: its input, the session ids whose heads forbid it (`submitIfNew`), its hooks. */
+export interface SubmitItem {
+  readonly input: SubmitInput;
+  readonly unlessHeads?: readonly string[];
+  readonly hooks?: SubmitHooks;
+}
+
+/** What a submission gives back: the run and whether it created it, or `undefined` (`submitIfNew` wrote nothing). */
+export type SubmitOutcome = { run: RunRecord; created: boolean } | undefined;
+
+/**
+ * The most submissions one statement carries (each batch size and shape is its own prepared
+ * statement, so the bound also bounds the statements a connection keeps).
+ */
+export const SUBMIT_BATCH = 8;
+
+/**
+ * On a server (relaxed step durability, the default), a submission commits without waiting for
+ * the WAL flush and notifies inside its transaction, so a worker can claim it at once; the call
+ * then waits for a (shared) flush before it answers: the caller learns of a run only once it is
+ * durable, and a worker may start one a database crash then loses (ADR 0018).
+ */
+const early = (c: StoreContext) => c.multiProcess && c.relaxedSteps;
+
+/** The CTEs inserting item `i`'s run with its checkpoint 0 and `run.created` event (named with the suffix `_i`). */
+function submitCtes(c: StoreContext, { input, unlessHeads }: SubmitItem, i: number) {
+  const n = (base: string) => sql.raw(`${base}_${i}`);
+  const cp = checkpointValues(c, input.checkpoint);
+  const metadata = JSON.stringify(input.metadata ?? {});
+  const deadline = input.deadline === undefined ? null : new Date(input.deadline);
+  const notBefore = input.notBefore === undefined ? null : new Date(input.notBefore);
+  const ins = n("ins");
+  const notify =
+    c.publish && !early(c)
+      ? sql`select 1 from ${ins} where false`
+      : sql`select pg_notify(${c.channels.work}, x.plan_hash) from ${ins} x`;
+  const ctes = sql`${n("plan")} as (select hash, name from ${c.t.plans} where hash = ${input.planHash}),
+    ${n("cid")} as (select nextval(${c.t.checkpointIds}) as id),
+    ${ins} as (
+      insert into ${c.t.runs} (id, tenant_id, session_id, plan_hash, workflow, status, priority, idempotency_key,
+        fingerprint, next_step, deadline, metadata, not_before, queued_at, event_seq, checkpoint_seq, checkpoint_id)
+      select ${newRunId()}, ${input.tenantId}, ${cp.sessionId}, p.hash, p.name, 'queued', ${input.priority ?? 0},
+        ${input.idempotencyKey ?? null}, ${input.fingerprint}, ${input.checkpoint.nextStep}, ${deadline}, ${metadata},
+        coalesce(${notBefore}::timestamptz, now()), now(), 1, 0, k.id
+      from ${n("plan")} p, ${n("cid")} k
+      ${unlessHeads ? sql`where not exists (select 1 from ${c.t.heads} h where h.tenant_id = ${input.tenantId} and h.session_id = any(${[...unlessHeads]}::text[]))` : sql``}
+      on conflict do nothing
+      returning ${RUN_COLUMNS}
+    ),
+    ${n("cp")} as (${insertCheckpoint(c, cp, ins, false)}),
+    ${n("ca")} as (${insertArtifacts(c, cp, ins)}),
+    ${n("hd")} as (${upsertHead(c, cp, ins)}),
+    ${n("ev")} as (
+      insert into ${c.t.events} (run_id, seq, type, data)
+      select x.id, 1, 'run.created', json_build_object('status', 'queued', 'planHash', x.plan_hash, 'sessionId', x.session_id)::text
+      from ${ins} x
+    ),
+    ${n("nt")} as (${notify})`;
+  const select = sql`select ${i}::int as item, x.*, (select count(*) from ${n("nt")}) as notified, (select count(*) from ${n("cp")}) as checkpoints${early(c) ? sql`, set_config('synchronous_commit', 'off', true) as relaxed` : sql``} from ${ins} x`;
+  return { ctes, select, cp };
+}
+
+/**
+ * Inserts the items' runs in one statement; per item, the run it created, or `undefined` when its
+ * insert wrote nothing (a conflict, a head, an unknown plan: {@link settleNotInserted} tells which).
+ * Calls each created run's `onCommitted` hook; neither flushes nor publishes.
+ */
+async function insertRuns(c: StoreContext, items: readonly SubmitItem[]): Promise<(RunRecord | undefined)[]> {
+  const parts = items.map((item, i) => submitCtes(c, item, i));
+  const result = await sql<RunRow & { item: number }>`
+    with ${sql.join(
+      parts.map((p) => p.ctes),
+      sql`,
+    `,
+    )}
+    ${sql.join(
+      parts.map((p) => p.select),
+      sql` union all `,
+    )}`.execute(c.db);
+  const created: (RunRecord | undefined)[] = items.map(() => undefined);
+  for (const row of result.rows) {
+    const i = Number(row.item);
+    const run = toRun(row);
+    const cp: CheckpointValues = parts[i]!.cp;
+    c.contexts.set(run.checkpointId, cp.context);
+    created[i] = run;
+    // Committed (relaxed: not yet flushed): other signals than ours may wake workers now.
+    try {
+      items[i]!.hooks?.onCommitted?.(run);
+    } catch {
+      // The caller's hook failing is not the submission failing.
+    }
+  }
+  return created;
+}
+
+/**
+ * Why an item's insert wrote nothing, as its outcome: `undefined` for a head (`submitIfNew`), the
+ * earlier run of its idempotency key, or the coded error; when none applies (a concurrent
+ * submission won a race and finished since), the item is submitted again.
+ */
+async function settleNotInserted(c: StoreContext, item: SubmitItem): Promise<SubmitOutcome> {
+  const { input, unlessHeads } = item;
+  const { runs, plans } = c.t;
+  if (unlessHeads) {
+    const head = await sql<{ found: boolean }>`select exists (select 1 from ${c.t.heads} h
+      where h.tenant_id = ${input.tenantId} and h.session_id = any(${[...unlessHeads]}::text[])) as found`.execute(
+      c.db,
+    );
+    if (head.rows[0]?.found) return undefined;
+  }
+  const plan = await sql`select 1 from ${plans} where hash = ${input.planHash}`.execute(c.db);
+  if (plan.rows.length === 0) {
+    throw new DurableError(
+      "unknown_plan",
+      `No plan ${input.planHash} is registered; register the workflow (runtime.register) before submitting runs for it.`,
+      { details: { planHash: input.planHash } },
+    );
+  }
+  if (input.idempotencyKey !== undefined) {
+    const existing =
+      await sql<RunRow>`select ${RUN_COLUMNS} from ${runs} where tenant_id = ${input.tenantId} and idempotency_key = ${input.idempotencyKey}`.execute(
+        c.db,
+      );
+    const prior = existing.rows[0];
+    if (prior) {
+      const run = toRun(prior);
+      if (run.fingerprint === input.fingerprint) {
+        // The first submission may still be waiting for its flush: this answer waits for one too.
+        if (early(c)) await c.flushed();
+        return { run, created: false };
+      }
+      throw new DurableError(
+        "idempotency_conflict",
+        `Idempotency key ${JSON.stringify(input.idempotencyKey)} of tenant ${JSON.stringify(input.tenantId)} was used for a different request (run ${run.id}); use a new key for a new request.`,
+        { details: { runId: run.id, idempotencyKey: input.idempotencyKey } },
+      );
+    }
+  }
+  const sessionId = input.checkpoint.sessionId;
+  const active =
+    await sql<RunRow>`select id, status from ${runs} where tenant_id = ${input.tenantId} and session_id = ${sessionId}
+    and status in ('queued', 'running', 'waiting', 'needs_review')`.execute(c.db);
+  const busy = active.rows[0];
+  if (busy) {
+    throw new DurableError(
+      "session_busy",
+      `Session ${sessionId} already has an active run ${String(busy.id)} (${String(busy.status)}); a session has at most one active run. Wait for it, cancel it, or fork the session.`,
+      { details: { sessionId, runId: String(busy.id), status: busy.status } },
+    );
+  }
+  const [again] = await submitRuns(c, [item]);
+  if (again instanceof Error) throw again;
+  return again;
+}
+
+/** Whether two submissions may not share a statement (one would see the other as a conflict). */
+const clash = (a: SubmitInput, b: SubmitInput) =>
+  a.tenantId === b.tenantId &&
+  (a.checkpoint.sessionId === b.checkpoint.sessionId ||
+    (a.idempotencyKey !== undefined && a.idempotencyKey === b.idempotencyKey));
+
+/**
+ * Submits runs (each `RunStoreV1.submit`, or `submitIfNew` with `unlessHeads`) with one insert
+ * statement for all of them, and on a server one shared WAL flush before any answers. Items that
+ * would meet in a conflict (same session or idempotency key of one tenant) are submitted after,
+ * alone. Returns, per item, its outcome or the error that item alone gets.
+ */
+export async function submitRuns(
+  c: StoreContext,
+  items: readonly SubmitItem[],
+): Promise<(SubmitOutcome | Error)[]> {
+  const together: number[] = [];
+  const after: number[] = [];
+  for (const [i, item] of items.entries()) {
+    if (together.some((j) => clash(items[j]!.input, item.input))) after.push(i);
+    else together.push(i);
+  }
+  const created = await insertRuns(
+    c,
+    together.map((i) => items[i]!),
+  );
+  const outcomes: (SubmitOutcome | Error)[] = items.map(() => undefined);
+  let flushed: Error | undefined;
+  if (created.some((run) => run !== undefined)) {
+    if (early(c))
+      flushed = await c.flushed().then(
+        () => undefined,
+        (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+      );
+    else {
+      try {
+        c.publish?.(
+          created.flatMap((run) => (run ? [{ kind: "work" as const, planHash: run.planHash }] : [])),
+        );
+      } catch {
+        // Signals are hints: the workers' sweep finds the runs.
+      }
+    }
+  }
+  await Promise.all(
+    together.map(async (i, k) => {
+      const run = created[k];
+      if (run) outcomes[i] = flushed ?? { run, created: true };
+      else outcomes[i] = await settleNotInserted(c, items[i]!).catch((error: Error) => error);
+    }),
+  );
+  // From here on the statement above has committed: nothing may throw (a caller retrying the batch
+  // would submit its runs twice), so every failure is its item's outcome.
+  for (const i of after) {
+    outcomes[i] = await submitRuns(c, [items[i]!]).then(
+      ([outcome]) => outcome,
+      (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+    );
+  }
+  return outcomes;
+}
