@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { type PGlite, parse, protocol } from "@electric-sql/pglite";
+import { MemoryFS, type messages, type PGlite, parse, protocol } from "@electric-sql/pglite";
 import {
   CompiledQuery,
   type DatabaseConnection,
@@ -12,6 +12,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from "kysely";
+import { bindExecuteSync, type ResultColumns, readResult, resultColumns, wireValues } from "./pglite-wire.js";
 import { isStalePlan, StatementNames } from "./prepared-pool.js";
 
 /**
@@ -22,7 +23,10 @@ import { isStalePlan, StatementNames } from "./prepared-pool.js";
  * Statements with parameters run as named prepared statements over PGlite's wire-protocol entry
  * (`execProtocol`, inside `runExclusive` so nothing else of PGlite's interleaves): parsed and
  * planned once, then one bind-and-execute per call. `PGlite.query` parses and plans every call,
- * which for the store's long CTE statements costs several times their execution.
+ * which for the store's long CTE statements costs several times their execution. Each call sends
+ * one message (`Bind`, `Execute`, `Sync`; no `Describe` of the portal, whose row description PGlite
+ * parses more slowly than PostgreSQL reads a row by its key), with `bytea` values as bytes (see
+ * `pglite-wire.ts`); ADR 0018, "PGlite per statement", has the measurements.
  */
 export class PGliteDialect implements Dialect {
   constructor(private readonly db: PGlite) {}
@@ -103,11 +107,26 @@ function concat(parts: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
+/** What a prepared statement needs at each execution: its parameter types and result columns. */
+interface Prepared {
+  readonly types: readonly number[];
+  /** From the statement's row description (`Describe` of the statement); none when it returns no rows. */
+  readonly columns: ResultColumns | undefined;
+}
+
+/**
+ * The `syncToFs` of PGlite's Emscripten file systems (in memory, and a directory through Node's
+ * `fs`), which does nothing: their writes reach memory or the operating system as PostgreSQL makes
+ * them. PGlite still calls it after every protocol message, through a mutex; on those file systems
+ * the dialect does not ask it to. Any other file system (one that copies out, like IndexedDB's) is
+ * synced after every statement, as PGlite does by default.
+ */
+const BUILTIN_SYNC = MemoryFS.prototype.syncToFs;
+
 class PGliteConnection implements DatabaseConnection {
   release: (() => void) | undefined;
   private readonly names = new StatementNames(`openrath_${randomBytes(4).toString("hex")}`);
-  /** Parameter type oids of each prepared statement, by name. */
-  private readonly prepared = new Map<string, readonly number[]>();
+  private readonly prepared = new Map<string, Prepared>();
 
   constructor(readonly db: PGlite) {}
 
@@ -142,8 +161,8 @@ class PGliteConnection implements DatabaseConnection {
 
   private executePrepared<R>(name: string, query: CompiledQuery): Promise<QueryResult<R>> {
     return this.db.runExclusive(async () => {
-      let types = this.prepared.get(name);
-      if (types === undefined) {
+      let prepared = this.prepared.get(name);
+      if (prepared === undefined) {
         const described = await this.db.execProtocol(
           concat([
             serialize.parse({ name, text: query.sql }),
@@ -151,27 +170,24 @@ class PGliteConnection implements DatabaseConnection {
             serialize.sync(),
           ]),
         );
-        types = parse.parseDescribeStatementResults(described.messages);
-        this.prepared.set(name, types);
+        const description = described.messages.find(
+          (m): m is messages.RowDescriptionMessage => m.name === "rowDescription",
+        );
+        prepared = {
+          types: parse.parseDescribeStatementResults(described.messages),
+          columns: description ? resultColumns(description) : undefined,
+        };
+        this.prepared.set(name, prepared);
       }
-      const values = query.parameters.map((value, i) => {
-        if (value === null || value === undefined) return null;
-        const serializer = this.db.serializers[types[i]!];
-        return serializer ? serializer(value) : String(value);
+      const values = wireValues(this.db, prepared.types, query.parameters);
+      // No `Describe` of the portal: the statement's row description, known since it was prepared,
+      // stands in for it (a result type that changed under a prepared statement fails with 0A000,
+      // handled above). PGlite's parse of a row description costs more than the lookup it describes.
+      const result = await this.db.execProtocol(bindExecuteSync(name, values), {
+        syncToFs: this.db.fs?.syncToFs !== BUILTIN_SYNC,
       });
-      const result = await this.db.execProtocol(
-        concat([
-          serialize.bind({ statement: name, values }),
-          serialize.describe({ type: "P" }),
-          serialize.execute({}),
-          serialize.sync(),
-        ]),
-      );
-      const [parsed] = parse.parseResults(result.messages, this.db.parsers);
-      return {
-        rows: (parsed?.rows ?? []) as R[],
-        ...(parsed?.affectedRows !== undefined ? { numAffectedRows: BigInt(parsed.affectedRows) } : {}),
-      };
+      const { rows, affectedRows } = readResult<R>(this.db, prepared.columns, result.messages);
+      return { rows, numAffectedRows: BigInt(affectedRows) };
     });
   }
 
