@@ -7,6 +7,10 @@ import { publishCommits } from "./publishing-store.js";
 const run = { id: "r1", planHash: "p1", eventSeq: 1 } as RunRecord;
 const input = { tenantId: "t", planHash: "p1" } as SubmitInput;
 const tick = () => new Promise((resolve) => setImmediate(resolve));
+/** A few turns of the event loop: what is queued for the next one has gone out. */
+const turns = async () => {
+  for (let i = 0; i < 5; i++) await tick();
+};
 
 /** Signals that record what is published (or fail every publish, the way `failing` says). */
 function recorder(failing?: "reject" | "throw") {
@@ -59,7 +63,7 @@ describe("publishCommits: a submission's signals", () => {
         answered = true;
         return result;
       });
-    await tick();
+    await turns();
     expect(answered).toBe(false);
     expect(published).toEqual([
       { kind: "work", planHash: "p1" },
@@ -76,7 +80,7 @@ describe("publishCommits: a submission's signals", () => {
     const { signals, published } = recorder();
     const { store, flush } = flushingStore({ reports: true });
     const submission = publishCommits(store, signals).submitIfNew!(input, ["s1"]);
-    await tick();
+    await turns();
     expect(published.map((s) => s.kind)).toEqual(["work", "event"]);
     flush();
     await submission;
@@ -88,11 +92,11 @@ describe("publishCommits: a submission's signals", () => {
     const { signals, published } = recorder();
     const { store, flush } = flushingStore({ reports: false });
     const submission = publishCommits(store, signals).submit(input);
-    await tick();
+    await turns();
     expect(published).toEqual([]);
     flush();
     await submission;
-    await tick();
+    await turns();
     expect(published).toEqual([
       { kind: "work", planHash: "p1" },
       { kind: "event", runId: "r1", seq: 1 },
@@ -116,7 +120,7 @@ describe("publishCommits: a submission's signals", () => {
     const submission = publishCommits(store, signals).submit(input, {
       onCommitted: (r) => reported.push(r),
     });
-    await tick();
+    await turns();
     expect(reported).toEqual([run]);
     expect(seen[0]?.onCommitted).toBeTypeOf("function");
     flush();
@@ -128,7 +132,7 @@ describe("publishCommits: a submission's signals", () => {
       const { signals } = recorder(failing);
       const { store, flush } = flushingStore({ reports: true });
       const submission = publishCommits(store, signals).submit(input);
-      await tick();
+      await turns();
       flush();
       await expect(submission).resolves.toEqual({ run, created: true });
     });

@@ -73,7 +73,9 @@ const AFTER_COMMIT: Partial<
  * ({@link SubmitHooks.onCommitted}), while the store still waits for the commit to be durable, so
  * a worker starts the run during that wait; the submitter still gets the run only once it is
  * durable. Everything else (and a submission to a store that does not report it) is published
- * on the next turn of the event loop after the call returns. Publishing is fire-and-forget: a
+ * once the call has returned. Either way they go out on the next turn of the event loop, in
+ * order, so the caller's (or the store's) next write is not behind them. Publishing is
+ * fire-and-forget: a
  * failed publish never undoes or fails the committed write (the store's own commit notifications
  * and the workers' safety sweep cover a lost signal). Every other member, including ones added by
  * later store versions, passes through unchanged.
@@ -91,9 +93,9 @@ export function publishCommits(store: RunStoreV1, signals: SignalsV1): RunStoreV
       // A publish that throws instead of rejecting is lost the same way.
     }
   };
-  // Sent once the caller has its result (the next turn of the event loop), in order: the writes
-  // to the backend's sockets are not on the caller's path. The store's own notifications, sent
-  // with the commit, already woke whoever listens to them.
+  // Sent on the next turn of the event loop, in order: the writes to the backend's sockets are
+  // not on the caller's path (nor, for a submission, ahead of the store's flush). The store's own
+  // notifications, sent with the commit, already woke whoever listens to them.
   let queue: Signal[] = [];
   const flush = () => {
     const batch = queue;
@@ -120,8 +122,9 @@ export function publishCommits(store: RunStoreV1, signals: SignalsV1): RunStoreV
                 const hooks: SubmitHooks = {
                   ...caller,
                   onCommitted: (run) => {
-                    // Sent at once: the store is waiting for its flush, and a worker for this.
-                    if (!reported) submitted(run, send);
+                    // Queued like the rest: they go out on the next turn of the event loop, after
+                    // the store has sent its flush and long before that flush returns.
+                    if (!reported) submitted(run, publish);
                     reported = true;
                     caller?.onCommitted?.(run);
                   },
