@@ -55,7 +55,7 @@ describe.skipIf(!postgres.available)(`step commit durability on PostgreSQL (${po
     for (const event of relaxed) expect(event.sql).toMatch(/non_idempotent/);
   });
 
-  it("a submission commits without waiting for the flush, notifies inside, and answers only after a WAL flush", async () => {
+  it("a submission alone commits without waiting for the flush, notifies inside, and answers only after a WAL flush; a group commits flushed", async () => {
     for (const stepDurability of ["relaxed", "strict"] as const) {
       const sent: QueryEvent[] = [];
       const store = await postgresStore({
@@ -68,6 +68,23 @@ describe.skipIf(!postgres.available)(`step commit durability on PostgreSQL (${po
       const runtime = createDurableRuntime({ store });
       try {
         await runtime.register(defineWorkflow("one").step("a", (s) => s, { entry: true }));
+        // Alone.
+        sent.length = 0;
+        const lone = await runtime.submit("one", Session.fromUserMessage("alone"));
+        const loneSubmit = sent.filter((e) => /'run\.created'/.test(e.sql));
+        const loneFlush = sent.filter((e) => /pg_logical_emit_message\(true, 'openrath\.flush'/.test(e.sql));
+        expect(loneSubmit).toHaveLength(1);
+        if (stepDurability === "relaxed") {
+          expect(loneSubmit[0]!.sql).toMatch(/pg_notify/);
+          expect(loneSubmit[0]!.sql).toMatch(/set_config\('synchronous_commit', 'off'/);
+          expect(loneFlush).toHaveLength(1);
+          expect(sent.indexOf(loneFlush[0]!)).toBeGreaterThan(sent.indexOf(loneSubmit[0]!));
+        } else {
+          expect(loneSubmit[0]!.sql).not.toMatch(/set_config/);
+          expect(loneFlush).toHaveLength(0);
+        }
+        expect(lone.status).toBe("queued");
+        // Together.
         sent.length = 0;
         const runs = await Promise.all(
           Array.from({ length: 8 }, (_, i) => runtime.submit("one", Session.fromUserMessage(`go ${i}`))),
@@ -76,17 +93,12 @@ describe.skipIf(!postgres.available)(`step commit durability on PostgreSQL (${po
         const submits = sent.filter((e) => /'run\.created'/.test(e.sql));
         expect(submits.reduce((n, e) => n + (e.sql.match(/'run\.created'/g)?.length ?? 0), 0)).toBe(8);
         const flushes = sent.filter((e) => /pg_logical_emit_message\(true, 'openrath\.flush'/.test(e.sql));
-        if (stepDurability === "relaxed") {
-          for (const e of submits) expect(e.sql).toMatch(/set_config\('synchronous_commit', 'off'/);
-          for (const e of submits) expect(e.sql).toMatch(/pg_notify/);
-          // Every submit returned after a flush that began after its commit; concurrent ones share.
-          expect(flushes.length).toBeGreaterThanOrEqual(1);
-          expect(flushes.length).toBeLessThanOrEqual(submits.length);
-          expect(sent.indexOf(flushes.at(-1)!)).toBeGreaterThan(sent.indexOf(submits.at(-1)!));
-        } else {
-          for (const e of submits) expect(e.sql).not.toMatch(/set_config/);
-          expect(flushes).toHaveLength(0);
-        }
+        // A group commits flushed in its own statement (relaxed: notifying inside).
+        if (stepDurability === "relaxed") for (const e of submits) expect(e.sql).toMatch(/pg_notify/);
+        for (const e of submits.filter((e) => (e.sql.match(/'run\.created'/g)?.length ?? 0) > 1))
+          expect(e.sql).not.toMatch(/set_config/);
+        expect(submits.length).toBeLessThan(8);
+        expect(flushes.length).toBeLessThanOrEqual(submits.length);
         expect(runs.every((r) => r.status === "queued")).toBe(true);
       } finally {
         await runtime.close();
