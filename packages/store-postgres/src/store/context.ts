@@ -269,3 +269,22 @@ export function mapDriverError(error: unknown): unknown {
 export function eventSignal(run: Pick<RunRecord, "id" | "eventSeq" | "status">): Signal {
   return { kind: "event", runId: run.id, seq: run.eventSeq, status: run.status };
 }
+
+/**
+ * One statement of several runs' writes: each part's CTEs (named apart by a suffix of its own) and
+ * its `select`, which tags the rows it returns with the part's index as `item`.
+ */
+export function grouped(
+  parts: readonly { readonly ctes: RawBuilder<unknown>; readonly select: RawBuilder<unknown> }[],
+): RawBuilder<RunRow & { item: number }> {
+  return sql<RunRow & { item: number }>`
+    with ${sql.join(
+      parts.map((p) => p.ctes),
+      sql`,
+    `,
+    )}
+    ${sql.join(
+      parts.map((p) => p.select),
+      sql` union all `,
+    )}`;
+}

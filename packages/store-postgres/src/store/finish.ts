@@ -7,7 +7,7 @@ import {
 } from "@openrath/runtime-durable";
 import { sql } from "kysely";
 import { type CheckpointValues, checkpointValues } from "./chunk-rows.js";
-import { type RunRow, runColumns, type StoreContext, toRun } from "./context.js";
+import { grouped, runColumns, type StoreContext, toRun } from "./context.js";
 import { checkpointCtes, diagnose, fenceGuard, published } from "./transitions.js";
 
 /** One run's end: its fence and what `RunStoreV1.finish` was given. */
@@ -65,16 +65,7 @@ export async function finishRuns(
 ): Promise<(RunRecord | DurableError)[]> {
   for (const { fence, input } of items) assertTransition("running", input.status, fence.runId);
   const parts = items.map((item, i) => finishCtes(c, item, i));
-  const result = await sql<RunRow & { item: number }>`
-    with ${sql.join(
-      parts.map((p) => p.ctes),
-      sql`,
-    `,
-    )}
-    ${sql.join(
-      parts.map((p) => p.select),
-      sql` union all `,
-    )}`.execute(c.db);
+  const result = await grouped(parts).execute(c.db);
   const ended = new Map<number, RunRecord>();
   for (const row of result.rows) {
     const run = toRun(row);

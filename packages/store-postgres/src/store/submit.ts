@@ -7,7 +7,7 @@ import {
   insertCheckpoint,
   upsertHead,
 } from "./chunk-rows.js";
-import { RUN_COLUMNS, type RunRow, type StoreContext, toRun } from "./context.js";
+import { grouped, RUN_COLUMNS, type RunRow, type StoreContext, toRun } from "./context.js";
 import { newRunId } from "./runs.js";
 
 /** One submission: its input, the session ids whose heads forbid it (`submitIfNew`), its hooks. */
@@ -86,16 +86,7 @@ async function insertRuns(
   relaxed: boolean,
 ): Promise<(RunRecord | undefined)[]> {
   const parts = items.map((item, i) => submitCtes(c, item, i, relaxed));
-  const result = await sql<RunRow & { item: number }>`
-    with ${sql.join(
-      parts.map((p) => p.ctes),
-      sql`,
-    `,
-    )}
-    ${sql.join(
-      parts.map((p) => p.select),
-      sql` union all `,
-    )}`.execute(c.db);
+  const result = await grouped(parts).execute(c.db);
   const created: (RunRecord | undefined)[] = items.map(() => undefined);
   for (const row of result.rows) {
     const i = Number(row.item);
