@@ -1,7 +1,7 @@
 // A profiling probe for the PGlite dialect, not a bench: what one primary-key lookup of a `runs`
-// row costs at each layer, from PGlite's synchronous wire-protocol call up to the store's own
-// statement through Kysely, so the dialect's overhead per statement can be told from PostgreSQL's
-// execution. ADR 0018's "PGlite per-statement cost" section comes from here.
+// row costs at each layer, from PostgreSQL's execution inside PGlite's WebAssembly up to the store's
+// own statement through Kysely, so the dialect's overhead per statement can be told from the
+// query's. ADR 0018's "PGlite per statement" section comes from here.
 //
 //   node --conditions=@openrath/source --import tsx src/pglite-dialect-probe.ts layers [iterations]
 //   ... pglite-dialect-probe.ts tput [runs] [profile.cpuprofile]
@@ -64,60 +64,50 @@ async function layers(N: number): Promise<void> {
   }
 
   const { serialize } = protocol;
-  await db.execProtocol(
+  const prepare = (name: string, statement: string) =>
+    db.execProtocol(
+      new Uint8Array([
+        ...serialize.parse({ name, text: statement }),
+        ...serialize.describe({ type: "S", name }),
+        ...serialize.sync(),
+      ]),
+    );
+  const call = (name: string, values: string[], describe: boolean) =>
     new Uint8Array([
-      ...serialize.parse({ name: "p1", text }),
-      ...serialize.describe({ type: "S", name: "p1" }),
-      ...serialize.sync(),
-    ]),
-  );
-  const bindExec = () =>
-    new Uint8Array([
-      ...serialize.bind({ statement: "p1", values: [id] }),
-      ...serialize.describe({ type: "P" }),
+      ...serialize.bind({ statement: name, values }),
+      ...(describe ? serialize.describe({ type: "P" }) : []),
       ...serialize.execute({}),
       ...serialize.sync(),
     ]);
-  const message = bindExec();
-  await db.execProtocol(
-    new Uint8Array([
-      ...serialize.parse({ name: "p0", text: "select $1::int as x" }),
-      ...serialize.describe({ type: "S", name: "p0" }),
-      ...serialize.sync(),
-    ]),
+  await prepare("p0", "select $1::int as x");
+  await prepare("p1", text);
+  const floor = call("p0", ["1"], false);
+  const described = call("p1", [id], true);
+  const bare = call("p1", [id], false);
+  // PostgreSQL alone: the raw stream hands the bytes over without PGlite parsing them.
+  const raw = (m: Uint8Array) => db.execProtocolRawStream(m, { syncToFs: false, onRawData: () => {} });
+  console.log(
+    `PGlite 0.5, one runs row by primary key (25 columns), in memory: us per statement, median of 5`,
   );
-  const trivial = new Uint8Array([
-    ...serialize.bind({ statement: "p0", values: ["1"] }),
-    ...serialize.describe({ type: "P" }),
-    ...serialize.execute({}),
-    ...serialize.sync(),
-  ]);
-  time("execProtocolRawSync, prepared `select $1::int` (the floor)", () => db.execProtocolRawSync(trivial));
-  console.log(`PGlite 0.5, ${N} lookups of one runs row by primary key, in memory (us per lookup)`);
-  time("execProtocolRawSync, message built once", () => db.execProtocolRawSync(message));
-  time("execProtocolRaw (syncToFs: false)", () => db.execProtocolRaw(message, { syncToFs: false }));
-  time("execProtocolRaw (default: syncToFs)", () => db.execProtocolRaw(message));
-  time("execProtocol (syncToFs: false), parsed messages", () =>
-    db.execProtocol(message, { syncToFs: false }),
-  );
-  time("execProtocol (default)", () => db.execProtocol(message));
-  time("execProtocol (default) + serialize each call", () => db.execProtocol(bindExec()));
-  time("  + parseResults", async () => {
-    const r = await db.execProtocol(bindExec());
-    return parse.parseResults(r.messages, db.parsers);
-  });
-  time("  + runExclusive", () =>
+  time("wasm only: prepared `select $1::int` (the floor)", () => raw(floor));
+  time("wasm only: the lookup, with Describe of the portal", () => raw(described));
+  time("wasm only: the lookup, without", () => raw(bare));
+  time("execProtocol (PGlite parses the messages), with Describe", () => db.execProtocol(described));
+  time("execProtocol, without Describe", () => db.execProtocol(bare));
+  time("execProtocol, without Describe, syncToFs: false", () => db.execProtocol(bare, { syncToFs: false }));
+  // What the dialect did before: runExclusive, serialize, Describe, execProtocol, parseResults.
+  time("the dialect's old path, without Kysely", () =>
     db.runExclusive(async () => {
-      const r = await db.execProtocol(bindExec());
+      const r = await db.execProtocol(call("p1", [id], true));
       return parse.parseResults(r.messages, db.parsers);
     }),
   );
-  time("PGlite.query (parse and plan every call)", () => db.query(text, [id]));
+  time("PGlite.query (parses and plans every call)", () => db.query(text, [id]));
 
   const compiled = CompiledQuery.raw(text, [id]);
-  time("Kysely executeQuery(CompiledQuery) via PGliteDialect", () => k.executeQuery(compiled));
+  time("Kysely executeQuery(CompiledQuery) through PGliteDialect (now)", () => k.executeQuery(compiled));
   const runs = sql.table(`${schema}.runs`);
-  time("Kysely sql`` template, compiled each call (the store's way)", () =>
+  time("  + a sql`` template compiled each call (the store's way)", () =>
     sql`select ${sql.raw(columns)} from ${runs} where id = ${id}`.execute(k),
   );
   await runCases();

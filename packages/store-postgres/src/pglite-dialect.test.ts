@@ -1,4 +1,4 @@
-import { MemoryFS, PGlite, types } from "@electric-sql/pglite";
+import { MemoryFS, messages, PGlite, types } from "@electric-sql/pglite";
 import { Kysely, sql } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
 import { PGliteDialect } from "./pglite-dialect.js";
@@ -73,6 +73,51 @@ describe("PGliteDialect", () => {
       many.map((v, i) => sql`${v}::text as ${sql.ref(`c${i}`)}`),
     )}`.execute(k);
     expect(Object.values(row.rows[0]!)).toEqual(many);
+  });
+
+  it("delivers the notifications a statement's commit sends to PGlite's listeners, each once and in order", async () => {
+    const { db, k } = await sharedDatabase();
+    const heard: string[] = [];
+    const stop = await db.listen("dialect_test", (payload) => heard.push(payload));
+    const payloads = ["one", 'with "quotes", {braces} and \\ backslash', "日本語 🦀", "", "one"];
+    await sql`select pg_notify(${"dialect_test"}, p) from unnest(${payloads}::text[]) with ordinality as n(p, i) order by i`.execute(
+      k,
+    );
+    // In a transaction they go at the commit.
+    await k.transaction().execute(async (tx) => {
+      await sql`select pg_notify(${"dialect_test"}, ${"in tx"})`.execute(tx);
+      await sql`select pg_notify(${"other_channel"}, ${"not heard"})`.execute(tx);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(heard).not.toContain("in tx");
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The same statement again: it is known to notify now, and goes through PGlite's parser.
+    for (const p of ["again 1", "again 2"]) await sql`select pg_notify(${"dialect_test"}, ${p})`.execute(k);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // PostgreSQL folds a repeated (channel, payload) of one transaction into one.
+    expect(heard).toEqual(["one", payloads[1], payloads[2], "", "in tx", "again 1", "again 2"]);
+    await stop();
+  });
+
+  it("fails a statement with PostgreSQL's error as PGlite gives it, and the next statement runs", async () => {
+    const { db, k } = await sharedDatabase();
+    await db.exec("create table u (id int primary key)");
+    await sql`insert into u values (${1})`.execute(k);
+    const ours = await sql`insert into u values (${1})`.execute(k).catch((e: unknown) => e);
+    const theirs = await db.query("insert into u values ($1)", [1]).catch((e: unknown) => e);
+    expect(ours).toBeInstanceOf(messages.DatabaseError);
+    expect(ours).toMatchObject({
+      code: "23505",
+      constraint: "u_pkey",
+      detail: "Key (id)=(1) already exists.",
+    });
+    const fields = ["code", "message", "detail", "constraint", "table", "schema", "severity"] as const;
+    const pick = (e: unknown) =>
+      Object.fromEntries(fields.map((f) => [f, (e as Record<string, unknown>)[f]]));
+    expect(pick(ours)).toEqual(pick(theirs));
+    expect(
+      (await sql<{ n: number }>`select count(*)::int as n from u where id > ${0}`.execute(k)).rows,
+    ).toEqual([{ n: 1 }]);
   });
 
   it("reports the affected rows of inserts, updates and deletes, and none for a select", async () => {

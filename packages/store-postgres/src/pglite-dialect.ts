@@ -12,7 +12,14 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from "kysely";
-import { bindExecuteSync, type ResultColumns, readResult, resultColumns, wireValues } from "./pglite-wire.js";
+import {
+  bindExecuteSync,
+  databaseError,
+  type ResultColumns,
+  readRaw,
+  resultColumns,
+  wireValues,
+} from "./pglite-wire.js";
 import { isStalePlan, StatementNames } from "./prepared-pool.js";
 
 /**
@@ -20,13 +27,15 @@ import { isStalePlan, StatementNames } from "./prepared-pool.js";
  * driver hands it to one holder at a time: a transaction keeps it from `BEGIN` to `COMMIT`, and
  * every other query waits its turn instead of landing inside someone else's transaction.
  *
- * Statements with parameters run as named prepared statements over PGlite's wire-protocol entry
- * (`execProtocol`, inside `runExclusive` so nothing else of PGlite's interleaves): parsed and
- * planned once, then one bind-and-execute per call. `PGlite.query` parses and plans every call,
- * which for the store's long CTE statements costs several times their execution. Each call sends
- * one message (`Bind`, `Execute`, `Sync`; no `Describe` of the portal, whose row description PGlite
- * parses more slowly than PostgreSQL reads a row by its key), with `bytea` values as bytes (see
- * `pglite-wire.ts`); ADR 0018, "PGlite per statement", has the measurements.
+ * Statements with parameters run as named prepared statements over PGlite's wire-protocol entries
+ * (inside `runExclusive` so nothing else of PGlite's interleaves): parsed and planned once, then one
+ * bind-and-execute per call. `PGlite.query` parses and plans every call, which for the store's long
+ * CTE statements costs several times their execution. Each call sends one message (`Bind`,
+ * `Execute`, `Sync`; no `Describe` of the portal, whose row description PGlite parses more slowly
+ * than PostgreSQL reads a row by its key), with `bytea` values as bytes, and reads the answer from
+ * its bytes (`execProtocolRawStream`; see `pglite-wire.ts`), except for statements that send
+ * notifications, which go through `execProtocol` so that PGlite hands them to its listeners.
+ * ADR 0018, "PGlite per statement", has the measurements.
  */
 export class PGliteDialect implements Dialect {
   constructor(private readonly db: PGlite) {}
@@ -112,6 +121,8 @@ interface Prepared {
   readonly types: readonly number[];
   /** From the statement's row description (`Describe` of the statement); none when it returns no rows. */
   readonly columns: ResultColumns | undefined;
+  /** Whether an execution of it sent notifications (its commit's NOTIFY). */
+  notifies: boolean;
 }
 
 /**
@@ -122,6 +133,15 @@ interface Prepared {
  * synced after every statement, as PGlite does by default.
  */
 const BUILTIN_SYNC = MemoryFS.prototype.syncToFs;
+
+/** One `pg_notify` per (channel, payload), in order, in one statement. */
+const RENOTIFY =
+  "select pg_notify(n.channel, n.payload) from unnest($1::text[], $2::text[]) with ordinality as n(channel, payload, i) order by n.i";
+
+/** A text array literal's quoted item. */
+function arrayItem(text: string): string {
+  return `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
 
 class PGliteConnection implements DatabaseConnection {
   release: (() => void) | undefined;
@@ -176,19 +196,64 @@ class PGliteConnection implements DatabaseConnection {
         prepared = {
           types: parse.parseDescribeStatementResults(described.messages),
           columns: description ? resultColumns(description) : undefined,
+          notifies: false,
         };
         this.prepared.set(name, prepared);
       }
       const values = wireValues(this.db, prepared.types, query.parameters);
       // No `Describe` of the portal: the statement's row description, known since it was prepared,
       // stands in for it (a result type that changed under a prepared statement fails with 0A000,
-      // handled above). PGlite's parse of a row description costs more than the lookup it describes.
-      const result = await this.db.execProtocol(bindExecuteSync(name, values), {
-        syncToFs: this.db.fs?.syncToFs !== BUILTIN_SYNC,
+      // handled above). And the answer is read from its bytes (`readRaw`), not from the messages
+      // of PGlite's protocol parser, which costs more than the key lookup it parses the answer of.
+      const message = bindExecuteSync(name, values);
+      const syncToFs = this.db.fs?.syncToFs !== BUILTIN_SYNC;
+      if (prepared.notifies) {
+        // A statement that sent notifications before goes through PGlite's parser, which hands
+        // them to its listeners (and throws the statement's error).
+        const { data } = await this.db.execProtocol(message, { syncToFs });
+        const result = readRaw<R>(
+          this.db,
+          prepared.columns,
+          Buffer.from(data.buffer, data.byteOffset, data.byteLength),
+        );
+        return { rows: result.rows, numAffectedRows: BigInt(result.affectedRows) };
+      }
+      const chunks: Buffer[] = [];
+      await this.db.execProtocolRawStream(message, {
+        syncToFs,
+        onRawData: (data) => {
+          chunks.push(Buffer.from(data)); // a copy: the view is into PGlite's memory
+        },
       });
-      const { rows, affectedRows } = readResult<R>(this.db, prepared.columns, result.messages);
-      return { rows, numAffectedRows: BigInt(affectedRows) };
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      const result = readRaw<R>(this.db, prepared.columns, bytes);
+      if (result.failed)
+        throw databaseError(bytes) ?? new Error("PGlite reported an error it did not describe.");
+      if (result.notifications.length > 0) {
+        // Nothing but this read saw them: PGlite's listeners get them from the same notifications
+        // sent again through PGlite's parser, and the statement goes through it from now on.
+        prepared.notifies = true;
+        await this.renotify(result.notifications);
+      }
+      return { rows: result.rows, numAffectedRows: BigInt(result.affectedRows) };
     });
+  }
+
+  /** Sends `notifications` again, inside `runExclusive`, so PGlite delivers them to its listeners. */
+  private async renotify(notifications: readonly (readonly [string, string])[]): Promise<void> {
+    await this.db.execProtocol(
+      concat([
+        serialize.parse({ text: RENOTIFY }),
+        serialize.bind({
+          values: [
+            `{${notifications.map(([c]) => arrayItem(c)).join(",")}}`,
+            `{${notifications.map(([, p]) => arrayItem(p)).join(",")}}`,
+          ],
+        }),
+        serialize.execute({}),
+        serialize.sync(),
+      ]),
+    );
   }
 
   // biome-ignore lint/correctness/useYield: PGlite has no cursors; streaming is not offered.
