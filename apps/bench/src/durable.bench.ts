@@ -227,6 +227,7 @@ async function throughput() {
     const { runtime } = await freshRuntime("pglite", chain("one", 1));
     const worker = runtime.worker({ concurrency: 8, leaseMs: 30_000 });
     await worker.start();
+    await warmUp(async () => runtime.wait((await runtime.submit("one", input())).id));
     const n = quick ? 200 : 1000;
     const ms = await timed(async () => {
       const ids: string[] = [];
@@ -242,6 +243,7 @@ async function throughput() {
     const { runtime } = await freshRuntime("postgres", chain("one", 1));
     const worker = runtime.worker({ concurrency, leaseMs: 30_000 });
     await worker.start();
+    await warmUp(async () => runtime.wait((await runtime.submit("one", input())).id));
     const n = quick ? 100 : concurrency === 1 ? 300 : 1000;
     const ms = await timed(() =>
       loops(concurrency, n, async () => runtime.wait((await runtime.submit("one", input())).id)),
@@ -252,6 +254,7 @@ async function throughput() {
   }
   for (const concurrency of [1, 16]) {
     progress(`throughput: dbos, concurrency ${concurrency}`);
+    await warmUp(() => runDbosChain(1));
     const n = quick ? 100 : concurrency === 1 ? 300 : 1000;
     const ms = await timed(() => loops(concurrency, n, () => runDbosChain(1)));
     results[`dbos, ${concurrency === 1 ? "sequential" : "concurrency 16"}`] = (n / ms) * 1000;
@@ -264,6 +267,7 @@ async function throughput() {
       Array.from({ length: processes }, (_, i) => spawnWorker(schema, `p${i}`, 16)),
     );
     const hash = workers[0]!.hashes.one!;
+    await warmUp(() => loops(16, 16, async () => runtime.wait((await runtime.submit(hash, input())).id)));
     const n = quick ? 300 : 2000;
     const ms = await timed(() =>
       loops(16, n, async () => runtime.wait((await runtime.submit(hash, input())).id)),
@@ -279,6 +283,15 @@ async function throughput() {
     embedded: "≥ 500 runs/s",
     postgresConcurrency16: "≥ 1000 runs/s",
   });
+}
+
+/**
+ * Runs `fn` for a while before a throughput case is timed, so the case measures the steady state:
+ * a fresh PGlite's WebAssembly is compiled to optimised code in the background during its first
+ * seconds, on the same two cores, and fresh connections, workers and plans warm their caches.
+ */
+async function warmUp(fn: () => Promise<unknown>) {
+  for (let i = 0; i < (quick ? 20 : 200); i++) await fn();
 }
 
 /** `concurrency` loops sharing `n` calls of `fn`. */
