@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { PassThrough } from "node:stream";
+import { finished, PassThrough } from "node:stream";
 import { rootArgs } from "./bwrap.js";
 import type { Mount } from "./sandbox-fs.js";
 
@@ -65,7 +65,12 @@ export class ContainerProcess extends EventEmitter {
     if (this.exitCode === null && this.signalCode === null) this.container.signal(this.pid, signal);
   }
 
-  /** Ends the command with the agent's report. */
+  /**
+   * Ends the command with the agent's report: `exit` at once, `close` once its reader has taken
+   * all of stdout and stderr (as `ChildProcess` does). Output a paused reader has not taken yet
+   * (execd waiting for a slow client) comes before `close`, as execd reads its whole log file
+   * after the command exits and only then sends the terminal event.
+   */
   finish(code: number | null, signal: NodeJS.Signals | null, error?: string): void {
     if (error !== undefined) {
       this.emit("error", new Error(error));
@@ -73,10 +78,16 @@ export class ContainerProcess extends EventEmitter {
     }
     this.exitCode = code;
     this.signalCode = signal;
+    let open = 2;
+    const drained = () => {
+      open--;
+      if (open === 0) this.emit("close", code, signal);
+    };
+    finished(this.stdout, drained);
+    finished(this.stderr, drained);
     this.stdout.end();
     this.stderr.end();
     this.emit("exit", code, signal);
-    this.emit("close", code, signal);
   }
 }
 

@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http";
 import { serviceAvailable } from "@openrath/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bwrapWorks, type FakeOpenSandbox, startFakeOpenSandbox } from "./fake-opensandbox.js";
@@ -331,6 +332,37 @@ describe.skipIf(!bubblewrap.available)(`fake OpenSandbox: execd (${bubblewrap.re
         .filter((f) => f.type === "stdout")
         .map((f) => f.text),
     ).toEqual(["x", "\n", "y"]);
+  });
+
+  it("a slow reader still gets every line before the terminal event, as execd's last read of its log file gives", async () => {
+    // The 3 MB line overruns the response's buffers while nobody reads, so the fake pauses the
+    // command's output; what comes after it (and the exit) arrives in that pause. Execd reads its
+    // whole log file after the command exits and only then sends the terminal event.
+    const url = new URL(`${base}/command`);
+    const body = JSON.stringify({
+      command: "head -c 3000000 /dev/zero | tr '\\000' x; echo; sleep 0.3; echo after; echo err >&2",
+    });
+    const text = await new Promise<string>((resolve, reject) => {
+      const request = httpRequest(
+        url,
+        { method: "POST", headers: { ...json, "X-EXECD-ACCESS-TOKEN": "tok" } },
+        (response) => {
+          response.pause();
+          const chunks: Buffer[] = [];
+          response.on("data", (chunk: Buffer) => chunks.push(chunk));
+          response.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+          response.on("error", reject);
+          setTimeout(() => response.resume(), 1500);
+        },
+      );
+      request.on("error", reject);
+      request.end(body);
+    });
+    const events = content(frames(text));
+    expect(events.at(-1)?.type).toBe("execution_complete");
+    const stdout = events.filter((f) => f.type === "stdout").map((f) => f.text);
+    expect(stdout.map((line) => (line!.length > 10 ? line!.length : line))).toEqual([3_000_000, "after"]);
+    expect(events.filter((f) => f.type === "stderr").map((f) => f.text)).toEqual(["err"]);
   });
 
   it("10: a non-zero exit is an error event and no execution_complete", async () => {
