@@ -202,6 +202,14 @@ export class DurableRuntime {
       ...(notBefore === undefined ? {} : { notBefore }),
       ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
     });
+    // A worker of this runtime with a free slot for the plan: the submission claims the run for it
+    // (in its own transaction, when the run may start at once), so the run starts without a claim.
+    const local =
+      this.store.capabilities.claimOnSubmit === true && (notBefore === undefined || notBefore <= Date.now())
+        ? [...this.workers].find((worker) => worker.reserveSlot(planHash))
+        : undefined;
+    const claim = local ? { workerId: local.workerId, leaseMs: local.leaseMs } : undefined;
+    let adopted = false;
     const settle = this.submitted.begin(tenantId, session.id);
     const startedAt = performance.now();
     try {
@@ -209,18 +217,41 @@ export class DurableRuntime {
       // trip); the store refuses if it has a head after all, and the submission is encoded against it.
       let result: { readonly run: RunRecord; readonly created: boolean } | undefined;
       let encoded = encodeCheckpoint(session, null, fields);
+      // The run claimed for `local` starts as soon as its submission has committed, with the
+      // session in memory (on a server, while the submission still waits for its WAL flush).
+      const adopt = (run: RunRecord) => {
+        if (adopted || !local || run.status !== "running" || run.leaseHolder !== local.workerId) return;
+        adopted = true;
+        this.submitted.hand({
+          runId: run.id,
+          session,
+          base: encoded.next(run.checkpointId),
+          checkpointId: run.checkpointId,
+        });
+        local.adopt({
+          run,
+          fence: { runId: run.id, token: run.fencingToken, workerId: local.workerId },
+          leaseExpiresAt: run.leaseExpiresAt ?? 0,
+        });
+      };
+      const hooks = local ? { onCommitted: adopt } : undefined;
+      const submitInput = (checkpoint: CheckpointWrite) => ({ ...input(checkpoint), ...(claim ? { claim } : {}) });
       if (this.store.submitIfNew && !this.checkpointed.has(session.id))
-        result = await this.store.submitIfNew(input(encoded.write), sessionIds);
+        result = await this.store.submitIfNew(submitInput(encoded.write), sessionIds, hooks);
       if (result === undefined) {
         const head = await this.store.findSessionHead(tenantId, sessionIds);
         encoded = encodeCheckpoint(session, head ? baseOf(head) : null, fields);
-        result = await this.store.submit(input(encoded.write));
+        result = await this.store.submit(submitInput(encoded.write), hooks);
       }
       this.checkpointed.add(session.id);
       const { run, created } = result;
-      if (created) this.submittedAt.set(run.id, startedAt);
+      if (created) {
+        this.submittedAt.set(run.id, startedAt);
+        // A store that claimed without reporting the commit.
+        adopt(run);
+      }
       settle(
-        created
+        created && !adopted
           ? { runId: run.id, session, base: encoded.next(run.checkpointId), checkpointId: run.checkpointId }
           : undefined,
       );
@@ -228,6 +259,8 @@ export class DurableRuntime {
     } catch (error) {
       settle();
       throw error;
+    } finally {
+      if (local && !adopted) local.releaseSlot();
     }
   }
 

@@ -23,5 +23,6 @@ describeStoreConformance({
     retention: true,
     tenantLimits: true,
     journal: true,
+    claimOnSubmit: true,
   },
 });

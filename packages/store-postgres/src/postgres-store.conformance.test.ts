@@ -21,6 +21,7 @@ if (postgres.available) {
       retention: true,
       tenantLimits: true,
       journal: true,
+      claimOnSubmit: true,
     },
   });
 } else {

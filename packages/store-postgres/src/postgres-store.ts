@@ -124,6 +124,7 @@ const CAPABILITIES_SERVER: RunStoreCapabilities = Object.freeze({
   retention: true,
   tenantLimits: true,
   journal: true,
+  claimOnSubmit: true,
 });
 
 const CAPABILITIES_EMBEDDED: RunStoreCapabilities = Object.freeze({

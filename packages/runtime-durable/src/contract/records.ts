@@ -218,6 +218,15 @@ export interface SubmitInput {
   readonly metadata?: JsonObject;
   /** Not claimed before this time (epoch ms; default now). */
   readonly notBefore?: number;
+  /**
+   * Claim the new run for this worker in the submission's own transaction when a claim could take
+   * it at once: it is due, its tenant has no running cap, and no queued run of its plan with as
+   * high a priority is due (those go first). The run is then created `running`, with a lease,
+   * a fencing token and a `run.claimed` event, and no `work` signal goes out. Otherwise, and in a
+   * store without `capabilities.claimOnSubmit`, the run is queued as without it. The runtime sets
+   * it when one of its own workers has a free slot for the plan.
+   */
+  readonly claim?: { readonly workerId: string; readonly leaseMs: number };
 }
 
 /** Filters of `listRuns`. */

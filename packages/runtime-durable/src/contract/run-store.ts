@@ -45,6 +45,11 @@ export interface RunStoreCapabilities {
    * (a store written for the first release) means false.
    */
   readonly journal?: boolean;
+  /**
+   * `submit` honours {@link SubmitInput.claim}: a run a worker may start at once is created
+   * leased to it, without a separate claim. Absent means false (the claim is ignored).
+   */
+  readonly claimOnSubmit?: boolean;
 }
 
 /**
@@ -106,7 +111,9 @@ export interface RunStoreV1 {
 
   /**
    * Creates a queued run with its submitted session as checkpoint 0 and a `run.created` event, or
-   * returns the run an earlier submission with the same (tenant, idempotency key) created.
+   * returns the run an earlier submission with the same (tenant, idempotency key) created. With
+   * `input.claim` (and `capabilities.claimOnSubmit`), a run that may start at once is created
+   * running, leased to that worker, as a claim would leave it.
    *
    * With `hooks.onCommitted`, the store reports the new run as soon as it has committed, before
    * it waits for the commit to be durable ({@link SubmitHooks}); the call itself still resolves

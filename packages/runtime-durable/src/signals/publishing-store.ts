@@ -7,9 +7,9 @@ type Publish = (signal: Signal) => void;
 const eventOf = (run: RunRecord): Signal => ({ kind: "event", runId: run.id, seq: run.eventSeq });
 const workOf = (run: RunRecord): Signal => ({ kind: "work", planHash: run.planHash });
 
-/** The signals of a run a submission created. */
+/** The signals of a run a submission created (no `work` for one claimed by its submission). */
 const submitted = (run: RunRecord, publish: Publish) => {
-  publish(workOf(run));
+  if (run.status !== "running") publish(workOf(run));
   publish(eventOf(run));
 };
 

@@ -49,12 +49,15 @@ export class SubmittedSessions {
     return (handed) => {
       set.delete(promise);
       if (set.size === 0 && this.inFlight.get(key) === set) this.inFlight.delete(key);
-      if (handed) {
-        if (this.entries.size >= HANDOFF_LIMIT) this.entries.delete(this.entries.keys().next().value!);
-        this.entries.set(handed.runId, handed);
-      }
+      if (handed) this.hand(handed);
       settle(handed);
     };
+  }
+
+  /** Keeps the session of a run this process submitted and claimed for one of its workers. */
+  hand(handed: Handed): void {
+    if (this.entries.size >= HANDOFF_LIMIT) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(handed.runId, handed);
   }
 
   /** The submitted session of a freshly claimed `run`, once; `undefined` when it moved on or is unknown. */

@@ -59,6 +59,9 @@ export class DurableWorker {
   readonly leaseMs: number;
   private readonly plans: Map<string, CompiledPlan>;
   private readonly active = new Map<string, Active>();
+  /** Slots held for runs the runtime is submitting with a claim for this worker. */
+  private reserved = 0;
+  private reservationsSettled: (() => void) | undefined;
   private readonly log: NonNullable<WorkerOptions["log"]>;
   private readonly middleware: readonly StepMiddleware[];
   private running = false;
@@ -96,6 +99,41 @@ export class DurableWorker {
   /** The plan hashes this worker advertises and claims. */
   get planHashes(): string[] {
     return [...this.plans.keys()];
+  }
+
+  /**
+   * @internal Holds a slot for a run of `planHash` that the runtime submits with a claim for this
+   * worker; `false` when the worker is not running, lacks the plan or has no free slot. Every
+   * `true` is followed by exactly one {@link adopt} or {@link releaseSlot}.
+   */
+  reserveSlot(planHash: string): boolean {
+    if (!this.running || !this.plans.has(planHash)) return false;
+    if (this.active.size + this.reserved >= this.concurrency) return false;
+    this.reserved++;
+    return true;
+  }
+
+  /** @internal Gives a reserved slot back: the submission created no run claimed for this worker. */
+  releaseSlot(): void {
+    this.reserved = Math.max(0, this.reserved - 1);
+    this.wake();
+    this.settleReservation();
+  }
+
+  /** @internal Starts a run its submission claimed for this worker, in the slot reserved for it. */
+  adopt(claim: Claim): void {
+    this.reserved = Math.max(0, this.reserved - 1);
+    // Even while stopping: `stop` waits for the reserved slots, then drains (or releases) this run.
+    this.launch(claim);
+    this.settleReservation();
+  }
+
+  private settleReservation() {
+    if (this.reserved === 0) {
+      const settled = this.reservationsSettled;
+      this.reservationsSettled = undefined;
+      settled?.();
+    }
   }
 
   /** Ids of the runs executing now. */
@@ -158,6 +196,11 @@ export class DurableWorker {
     this.running = false;
     this.wake();
     await this.loop;
+    // Submissions claiming a run for this worker are in flight: their runs are this worker's to drain or release.
+    if (this.reserved > 0)
+      await new Promise<void>((resolve) => {
+        this.reservationsSettled = resolve;
+      });
     if (options.drain === false) {
       const fences = [...this.active.values()].map((a) => a.fence);
       for (const a of this.active.values())
@@ -196,7 +239,7 @@ export class DurableWorker {
     let failures = 0;
     while (this.running) {
       this.woken = false;
-      const slots = this.concurrency - this.active.size;
+      const slots = this.concurrency - this.active.size - this.reserved;
       if (slots > 0 && this.mayHaveWork) {
         this.mayHaveWork = false;
         try {

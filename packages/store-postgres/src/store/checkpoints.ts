@@ -18,7 +18,7 @@ import {
   needsContext,
   packOps,
 } from "./checkpoint-body.js";
-import { chunkFromRow } from "./chunk-rows.js";
+import { chunkFromRow, sessionHeads } from "./chunk-rows.js";
 import { type StoreContext, toMs } from "./context.js";
 import { isUuid } from "./runs.js";
 
@@ -105,9 +105,8 @@ function startOf(c: StoreContext, target: CheckpointTarget): RawBuilder<unknown>
     return target.sequence === undefined
       ? sql`k.id = (select checkpoint_id from ${c.t.runs} where id = ${target.runId})`
       : sql`k.run_id = ${target.runId} and ${seqGroup(sql`k`)} = (${target.sequence}::integer >> 5) and k.seq = ${target.sequence}`;
-  return sql`k.id = (select h.checkpoint_id from ${c.t.heads} h
-      where h.tenant_id = ${target.tenantId} and h.session_id = any(${[...target.sessionIds]}::text[])
-      order by h.checkpoint_id desc limit 1) and r.tenant_id = ${target.tenantId}`;
+  return sql`k.id = (select max(x.checkpoint_id) from ${sessionHeads(c, target.tenantId, target.sessionIds)} x)
+      and r.tenant_id = ${target.tenantId}`;
 }
 
 /**

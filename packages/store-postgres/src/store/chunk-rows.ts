@@ -96,3 +96,15 @@ export function upsertHead(c: StoreContext, cp: CheckpointValues, from: RawBuild
     on conflict (tenant_id, session_id) do update set checkpoint_id = excluded.checkpoint_id
       where ${c.t.heads}.checkpoint_id < excluded.checkpoint_id`;
 }
+
+/**
+ * The checkpoint ids of the heads of `sessionIds` in a tenant, as a subquery: one primary-key probe
+ * per id. (`session_id = any($ids)` may be planned, in a generic plan, as a scan of all of the
+ * tenant's heads with the array as a filter: a cost that grows with the tenant's sessions.)
+ */
+export function sessionHeads(c: StoreContext, tenantId: string, sessionIds: readonly string[]) {
+  const probes = [...new Set(sessionIds)].map(
+    (id) => sql`select h.checkpoint_id from ${c.t.heads} h where h.tenant_id = ${tenantId} and h.session_id = ${id}`,
+  );
+  return sql`(${probes.length > 0 ? sql.join(probes, sql` union all `) : sql`select null::bigint as checkpoint_id where false`})`;
+}

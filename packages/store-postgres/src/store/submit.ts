@@ -1,10 +1,11 @@
 import { DurableError, type RunRecord, type SubmitHooks, type SubmitInput } from "@openrath/runtime-durable";
-import { sql } from "kysely";
+import { type RawBuilder, sql } from "kysely";
 import {
   type CheckpointValues,
   checkpointValues,
   insertArtifacts,
   insertCheckpoint,
+  sessionHeads,
   upsertHead,
 } from "./chunk-rows.js";
 import { grouped, RUN_COLUMNS, type RunRow, type StoreContext, toRun } from "./context.js";
@@ -36,7 +37,8 @@ const early = (c: StoreContext) => c.multiProcess && c.relaxedSteps;
 
 /**
  * The CTEs inserting item `i`'s run with its checkpoint 0 and `run.created` event (named with the
- * suffix `_i`); with `relaxed`, the statement commits without waiting for the WAL flush.
+ * suffix `_i`), and with `input.claim`, when the run may start at once, its lease and `run.claimed`
+ * event; with `relaxed`, the statement commits without waiting for the WAL flush.
  */
 function submitCtes(c: StoreContext, { input, unlessHeads }: SubmitItem, i: number, relaxed: boolean) {
   const n = (base: string) => sql.raw(`${base}_${i}`);
@@ -45,20 +47,40 @@ function submitCtes(c: StoreContext, { input, unlessHeads }: SubmitItem, i: numb
   const deadline = input.deadline === undefined ? null : new Date(input.deadline);
   const notBefore = input.notBefore === undefined ? null : new Date(input.notBefore);
   const ins = n("ins");
+  const claim = input.claim;
   const notify =
     c.publish && !early(c)
       ? sql`select 1 from ${ins} where false`
-      : sql`select pg_notify(${c.channels.work}, x.plan_hash) from ${ins} x`;
+      : sql`select pg_notify(${c.channels.work}, x.plan_hash) from ${ins} x${claim ? sql` where x.status = 'queued'` : sql``}`;
+  // With a claim: the run starts leased to that worker when a claim could take it now: it is due,
+  // its tenant has no running cap, and no queued run of its plan that a claim would take first
+  // (as high a priority, due) is waiting.
+  const claimCte = claim
+    ? sql`${n("ok")} as materialized (select (${notBefore}::timestamptz is null or ${notBefore}::timestamptz <= now())
+        and not exists (select 1 from ${c.t.limits} l where l.tenant_id = ${input.tenantId})
+        and not exists (select 1 from ${c.t.runs} q where q.status = 'queued' and q.priority >= ${input.priority ?? 0}
+          and q.plan_hash = ${input.planHash} and q.not_before <= now()) as claimed),
+    `
+    : sql``;
+  const started = (then: RawBuilder<unknown>, otherwise: RawBuilder<unknown>) =>
+    claim ? sql`case when o.claimed then ${then} else ${otherwise} end` : otherwise;
   const ctes = sql`${n("plan")} as (select hash, name from ${c.t.plans} where hash = ${input.planHash}),
     ${n("cid")} as (select nextval(${c.t.checkpointIds}) as id),
-    ${ins} as (
+    ${claimCte}${ins} as (
       insert into ${c.t.runs} (id, tenant_id, session_id, plan_hash, workflow, status, priority, idempotency_key,
-        fingerprint, next_step, deadline, metadata, not_before, queued_at, event_seq, checkpoint_seq, checkpoint_id)
-      select ${newRunId()}, ${input.tenantId}, ${cp.sessionId}, p.hash, p.name, 'queued', ${input.priority ?? 0},
+        fingerprint, next_step, deadline, metadata, not_before, queued_at, event_seq, checkpoint_seq, checkpoint_id${
+          claim ? sql`, version, fencing_token, lease_holder, lease_expires_at` : sql``
+        })
+      select ${newRunId()}, ${input.tenantId}, ${cp.sessionId}, p.hash, p.name, ${started(sql`'running'`, sql`'queued'`)}, ${input.priority ?? 0},
         ${input.idempotencyKey ?? null}, ${input.fingerprint}, ${input.checkpoint.nextStep}, ${deadline}, ${metadata},
-        coalesce(${notBefore}::timestamptz, now()), now(), 1, 0, k.id
-      from ${n("plan")} p, ${n("cid")} k
-      ${unlessHeads ? sql`where not exists (select 1 from ${c.t.heads} h where h.tenant_id = ${input.tenantId} and h.session_id = any(${[...unlessHeads]}::text[]))` : sql``}
+        coalesce(${notBefore}::timestamptz, now()), now(), ${started(sql`2`, sql`1`)}, 0, k.id${
+          claim
+            ? sql`, ${started(sql`2`, sql`1`)}, ${started(sql`(extract(epoch from now()) * 1000000)::bigint`, sql`0`)},
+        ${started(sql`${claim.workerId}`, sql`null`)}, ${started(sql`now() + ${claim.leaseMs} * interval '1 millisecond'`, sql`null`)}`
+            : sql``
+        }
+      from ${n("plan")} p, ${n("cid")} k${claim ? sql`, ${n("ok")} o` : sql``}
+      ${unlessHeads ? sql`where not exists ${sessionHeads(c, input.tenantId, unlessHeads)}` : sql``}
       on conflict do nothing
       returning ${RUN_COLUMNS}
     ),
@@ -68,7 +90,14 @@ function submitCtes(c: StoreContext, { input, unlessHeads }: SubmitItem, i: numb
     ${n("ev")} as (
       insert into ${c.t.events} (run_id, seq, type, data)
       select x.id, 1, 'run.created', json_build_object('status', 'queued', 'planHash', x.plan_hash, 'sessionId', x.session_id)::text
-      from ${ins} x
+      from ${ins} x${
+        claim
+          ? sql`
+      union all
+      select x.id, 2, 'run.claimed', json_build_object('workerId', x.lease_holder, 'fencingToken', x.fencing_token, 'attempt', x.attempt, 'from', 'queued', 'to', 'running')::text
+      from ${ins} x where x.status = 'running'`
+          : sql``
+      }
     ),
     ${n("nt")} as (${notify})`;
   const select = sql`select ${i}::int as item, x.*, (select count(*) from ${n("nt")}) as notified, (select count(*) from ${n("cp")}) as checkpoints${relaxed ? sql`, set_config('synchronous_commit', 'off', true) as relaxed` : sql``} from ${ins} x`;
@@ -113,8 +142,7 @@ async function settleNotInserted(c: StoreContext, item: SubmitItem): Promise<Sub
   const { input, unlessHeads } = item;
   const { runs, plans } = c.t;
   if (unlessHeads) {
-    const head = await sql<{ found: boolean }>`select exists (select 1 from ${c.t.heads} h
-      where h.tenant_id = ${input.tenantId} and h.session_id = any(${[...unlessHeads]}::text[])) as found`.execute(
+    const head = await sql<{ found: boolean }>`select exists ${sessionHeads(c, input.tenantId, unlessHeads)} as found`.execute(
       c.db,
     );
     if (head.rows[0]?.found) return undefined;
@@ -206,7 +234,9 @@ export async function submitRuns(
       // (Early, a server's statement notified inside.)
       try {
         c.publish?.(
-          created.flatMap((run) => (run ? [{ kind: "work" as const, planHash: run.planHash }] : [])),
+          created.flatMap((run) =>
+            run && run.status !== "running" ? [{ kind: "work" as const, planHash: run.planHash }] : [],
+          ),
         );
       } catch {
         // Signals are hints: the workers' sweep finds the runs.

@@ -108,7 +108,11 @@ export function runtimeSuite(context: SignalsSuiteContext): void {
       calls.length = 0;
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       expect(calls, "store calls made by an idle worker within 1.5 s").toEqual([]);
-      const run = await runtime.submit(flow.name, Session.fromUserMessage("now work"));
+      // Submitted elsewhere (a runtime without workers): the run is queued, and the signal wakes the worker to claim it.
+      const submitter = createDurableRuntime({ store: fixture.store, signals: fixture.signals });
+      await submitter.register(flow);
+      const run = await submitter.submit(flow.name, Session.fromUserMessage("now work"));
+      expect(run.status).toBe("queued");
       expect((await runtime.wait(run.id)).status).toBe("succeeded");
       expect(calls).toContain("claim");
     });

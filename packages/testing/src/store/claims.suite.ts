@@ -1,7 +1,8 @@
-import type { Claim, RunStoreV1 } from "@openrath/runtime-durable";
+import { type Claim, encodeCheckpoint, type RunStoreV1 } from "@openrath/runtime-durable";
+import { expectOpenRathError } from "../internal/expect-error.js";
 import { expect } from "vitest";
 import { describeGroup } from "../internal/describe-group.js";
-import { registeredPlan, sleep, submit } from "./fixtures.js";
+import { baseOfRun, registeredPlan, sleep, submit } from "./fixtures.js";
 import type { StoreSuiteContext } from "./suite-context.js";
 
 /** Claims: exclusive among concurrent claimers, filtered by plan, ordered, capped per tenant. */
@@ -140,5 +141,114 @@ export function claimsSuite(context: StoreSuiteContext): void {
         "a tenant's running cap holds under concurrent claimers, and other tenants are not starved",
         "no tenantLimits capability",
       );
+
+    if (context.capabilities.claimOnSubmit) {
+      group.test(
+        "a submission with a claim starts its run leased to that worker, fenced like any claim",
+        async () => {
+          const store = group.track(await context.create());
+          const plan = await registeredPlan(store);
+          const before = await store.now();
+          const { run, created, session } = await submit(store, plan, {
+            claim: { workerId: "w-sub", leaseMs: 30_000 },
+          });
+          expect(created).toBe(true);
+          expect(run).toMatchObject({ status: "running", leaseHolder: "w-sub", eventSeq: 2, checkpointSeq: 0 });
+          expect(run.fencingToken).toBeGreaterThan(0);
+          expect(run.leaseExpiresAt!).toBeGreaterThanOrEqual(before + 29_000);
+          const events = await store.readEvents(run.id);
+          expect(events.map((e) => [e.seq, e.type])).toEqual([
+            [1, "run.created"],
+            [2, "run.claimed"],
+          ]);
+          expect(events[1]!.data).toMatchObject({ workerId: "w-sub", fencingToken: run.fencingToken });
+          // Nobody else can claim it; its own fence writes, a wrong token does not.
+          expect(await store.claim({ workerId: "other", planHashes: [plan.hash], leaseMs: 30_000 })).toEqual([]);
+          const fence = { runId: run.id, token: run.fencingToken, workerId: "w-sub" };
+          const { base } = await baseOfRun(store, run.id);
+          const { write } = encodeCheckpoint(session.append({ kind: "assistant", content: "step" }), base, {
+            sequence: 1,
+            stepId: "first",
+            nextStep: "second",
+          });
+          await expectOpenRathError(
+            () => store.commitStep({ ...fence, token: run.fencingToken - 1 }, write),
+            "stale_fence",
+            "commitStep with another token",
+          );
+          await expectOpenRathError(
+            () => store.commitStep({ ...fence, workerId: "other" }, write),
+            "stale_fence",
+            "commitStep by another worker",
+          );
+          expect((await store.commitStep(fence, write)).checkpointSeq).toBe(1);
+          expect((await store.heartbeat([fence], 30_000)).renewed.has(run.id)).toBe(true);
+          expect((await store.finish(fence, { status: "succeeded" })).status).toBe("succeeded");
+        },
+      );
+
+      group.test(
+        "a submission with a claim is queued behind a due queued run of its plan, when not due, or when its tenant is capped",
+        async () => {
+          const store = group.track(await context.create());
+          const plan = await registeredPlan(store);
+          const other = await registeredPlan(store);
+          const claim = { workerId: "w-sub", leaseMs: 30_000 };
+          const ahead = await submit(store, plan, { priority: 5 });
+          expect(ahead.run.status).toBe("queued");
+          // As high a priority is waiting: the claim would take that one first.
+          expect((await submit(store, plan, { priority: 5, claim })).run.status).toBe("queued");
+          expect((await submit(store, plan, { priority: 0, claim })).run.status).toBe("queued");
+          // A higher priority goes first anyway, and another plan's queue is not in the way.
+          expect((await submit(store, plan, { priority: 6, claim })).run.status).toBe("running");
+          expect((await submit(store, other, { claim })).run.status).toBe("running");
+          // Not yet due.
+          const later = await submit(store, other, { claim, notBefore: (await store.now()) + 60_000 });
+          expect(later.run).toMatchObject({ status: "queued", leaseHolder: null, eventSeq: 1 });
+          if (context.capabilities.tenantLimits) {
+            await store.setTenantLimit("capped", 5);
+            expect((await submit(store, other, { claim, tenantId: "capped" })).run.status).toBe("queued");
+          }
+          // What was queued is claimed in the claim's order.
+          const claims = await store.claim({ workerId: "w", planHashes: [plan.hash], leaseMs: 30_000, limit: 10 });
+          expect(claims[0]!.run.id).toBe(ahead.run.id);
+          expect(claims).toHaveLength(3);
+        },
+      );
+
+      group.test(
+        "a run claimed by its submission is taken over once its lease expires, and the old fence is stale",
+        async () => {
+          const store = group.track(await context.create());
+          const plan = await registeredPlan(store);
+          const { run } = await submit(store, plan, { claim: { workerId: "w-gone", leaseMs: 200 } });
+          expect(run.status).toBe("running");
+          await sleep(400);
+          expect((await store.sweep()).requeued).toBeGreaterThanOrEqual(1);
+          const [taken] = await store.claim({ workerId: "w-next", planHashes: [plan.hash], leaseMs: 30_000 });
+          expect(taken!.run.id).toBe(run.id);
+          expect(taken!.fence.token).toBeGreaterThan(run.fencingToken);
+          await expectOpenRathError(
+            () => store.finish({ runId: run.id, token: run.fencingToken, workerId: "w-gone" }, { status: "succeeded" }),
+            "stale_fence",
+            "finish under the expired lease",
+          );
+          expect((await store.finish(taken!.fence, { status: "succeeded" })).status).toBe("succeeded");
+        },
+      );
+
+      group.test("resubmitting an idempotency key with a claim returns the first run and claims nothing", async () => {
+        const store = group.track(await context.create());
+        const plan = await registeredPlan(store);
+        const first = await submit(store, plan, { idempotencyKey: "k", fingerprint: "same" });
+        expect(first.run.status).toBe("queued");
+        const again = await submit(store, plan, {
+          idempotencyKey: "k",
+          fingerprint: "same",
+          claim: { workerId: "w-sub", leaseMs: 30_000 },
+        });
+        expect(again).toMatchObject({ created: false, run: { id: first.run.id, status: "queued", eventSeq: 1 } });
+      });
+    } else group.skip("a submission with a claim starts its run leased to that worker", "no claimOnSubmit capability");
   });
 }

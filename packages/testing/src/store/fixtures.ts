@@ -39,6 +39,8 @@ export interface SubmitFixture {
   readonly priority?: number;
   readonly deadline?: number;
   readonly notBefore?: number;
+  /** Claims the run for this worker in the submission when it may start at once (`SubmitInput.claim`). */
+  readonly claim?: { readonly workerId: string; readonly leaseMs: number };
 }
 
 /** Submits a run of `plan` on a fresh session (or `options.session`), encoded against the session's head. */
@@ -71,6 +73,7 @@ export async function submit(
     ...(options.priority === undefined ? {} : { priority: options.priority }),
     ...(options.deadline === undefined ? {} : { deadline: options.deadline }),
     ...(options.notBefore === undefined ? {} : { notBefore: options.notBefore }),
+    ...(options.claim === undefined ? {} : { claim: options.claim }),
   };
   const result = await store.submit(input);
   return { ...result, session };
