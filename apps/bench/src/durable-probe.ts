@@ -14,7 +14,7 @@
 //   ... durable-probe.ts procs [runs]               (claim-index scans per run, 1/2/4 processes)
 
 import { createHash, randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { Session } from "@openrath/core";
 import { createDurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
 import { pgliteStore, postgresStore } from "@openrath/store-postgres";
@@ -281,24 +281,30 @@ if (mode === "perstep") {
     await s.close();
   }
 }
-/** CPU time (ms) so far of the server's backends whose last statement named `schema` (this probe's). */
-async function backendCpuMs(schema: string): Promise<number> {
+/**
+ * CPU time (ms) so far of the PostgreSQL server: all of its processes (backends, the WAL writer,
+ * the listener's backend...), children of the postmaster; and its commits (`xact_commit`).
+ */
+async function serverUsage(): Promise<{ cpuMs: number; commits: number }> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  const pids = await client.query<{ pid: number }>(
-    "select pid from pg_stat_activity where position($1 in query) > 0 and pid <> pg_backend_pid()",
-    [schema],
+  const dir = await client.query<{ setting: string }>("select setting from pg_settings where name = 'data_directory'");
+  const stats = await client.query<{ n: string }>(
+    "select pg_stat_force_next_flush(), (select xact_commit from pg_stat_database where datname = current_database()) as n",
   );
   await client.end();
+  const postmaster = Number(readFileSync(`${dir.rows[0]!.setting}/postmaster.pid`, "utf8").split("\n")[0]);
   let ticks = 0;
-  for (const { pid } of pids.rows) {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
+      if (Number(entry) === postmaster || Number(fields[1]) === postmaster)
+        ticks += Number(fields[11]) + Number(fields[12]);
     } catch {}
   }
-  return ticks * 10; // USER_HZ = 100
+  return { cpuMs: ticks * 10, commits: Number(stats.rows[0]!.n) }; // USER_HZ = 100
 }
 if (mode === "tput") {
   const driver = process.argv[3] ?? "pglite";
@@ -316,7 +322,7 @@ if (mode === "tput") {
   counts.clear();
   total = 0;
   const cpu = process.cpuUsage();
-  const serverCpu = driver === "postgres" ? await backendCpuMs(schema) : 0;
+  const server = driver === "postgres" ? await serverUsage() : undefined;
   const t = performance.now();
   if (driver === "pglite") {
     const ids: string[] = [];
@@ -332,14 +338,16 @@ if (mode === "tput") {
   }
   const ms = performance.now() - t;
   const used = process.cpuUsage(cpu);
-  const serverUsed = driver === "postgres" ? (await backendCpuMs(schema)) - serverCpu : 0;
+  const after = server ? await serverUsage() : undefined;
   console.log(
     driver,
     "runs/s",
     ((n / ms) * 1000).toFixed(1),
     "| CPU ms per run: this process",
     ((used.user + used.system) / 1000 / n).toFixed(3),
-    driver === "postgres" ? `, its PostgreSQL backends ${(serverUsed / n).toFixed(3)}` : "",
+    server && after
+      ? `, the PostgreSQL server ${((after.cpuMs - server.cpuMs) / n).toFixed(3)} | commits per run ${((after.commits - server.commits - 1) / n).toFixed(2)}`
+      : "",
   );
   dump(`${driver} tput`, n);
   await w.stop();
