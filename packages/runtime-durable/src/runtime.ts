@@ -204,8 +204,13 @@ export class DurableRuntime {
     });
     // A worker of this runtime with a free slot for the plan: the submission claims the run for it
     // (in its own transaction, when the run may start at once), so the run starts without a claim.
+    // Only on a store for several processes: on an embedded one (one connection, every statement
+    // in turn) a claim is cheap and a busy worker does better to take the runs queued meanwhile in
+    // one claim and to end them in shared statements (ADR 0018, "Claim on submit").
     const local =
-      this.store.capabilities.claimOnSubmit === true && (notBefore === undefined || notBefore <= Date.now())
+      this.store.capabilities.claimOnSubmit === true &&
+      this.store.capabilities.multiProcess &&
+      (notBefore === undefined || notBefore <= Date.now())
         ? [...this.workers].find((worker) => worker.reserveSlot(planHash))
         : undefined;
     const claim = local ? { workerId: local.workerId, leaseMs: local.leaseMs } : undefined;
