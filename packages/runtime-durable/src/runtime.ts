@@ -81,6 +81,8 @@ export class DurableRuntime {
   private readonly submitted = new SubmittedSessions();
   /** Runs this runtime's workers ended, for its waiters (no read for what a worker here just wrote). */
   private readonly endedRuns = new RecentRuns<RunRecord>();
+  /** Waiters of this runtime by run id, woken when a worker here ends the run (before its signal arrives). */
+  private readonly endWaiters = new Map<string, Set<() => void>>();
   /** When this runtime submitted its recent runs (`performance.now()`, taken before the store call). */
   private readonly submittedAt = new RecentRuns<number>();
   /** Session ids this runtime submitted or read back: they have checkpoints, so no new-session attempt. */
@@ -301,6 +303,12 @@ export class DurableRuntime {
     const done = (status: RunStatus) =>
       isTerminal(status) || (options.parked === true && (status === "waiting" || status === "needs_review"));
     let final = false;
+    const poke = () => {
+      pending = true;
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
     const stop = await this.signals.subscribe(`run:${runId}`, (signal) => {
       // A live payload changes nothing stored, and a known non-final status needs no read.
       if (
@@ -308,14 +316,15 @@ export class DurableRuntime {
         (signal.live !== undefined || (signal.status !== undefined && !done(signal.status)))
       )
         return;
-      pending = true;
       final ||= signal.kind === "event" && signal.status !== undefined && isTerminal(signal.status);
-      const w = wake;
-      wake = undefined;
-      w?.();
+      poke();
     });
     const onAbort = () => wake?.();
     options.signal?.addEventListener("abort", onAbort);
+    // A worker of this runtime ending the run wakes the waiter at once, before the end's signal.
+    let waiters = this.endWaiters.get(runId);
+    if (!waiters) this.endWaiters.set(runId, (waiters = new Set()));
+    waiters.add(poke);
     // A run a worker of this runtime ended: its final record, without a read.
     const endedHere = () => {
       const run = this.endedRuns.get(runId);
@@ -355,6 +364,8 @@ export class DurableRuntime {
       }
     } finally {
       options.signal?.removeEventListener("abort", onAbort);
+      waiters.delete(poke);
+      if (waiters.size === 0 && this.endWaiters.get(runId) === waiters) this.endWaiters.delete(runId);
       await stop();
     }
   }
@@ -437,7 +448,10 @@ export class DurableRuntime {
       { ...options, ...(middleware ? { middleware } : {}) },
       {
         handoff: this.submitted,
-        ended: (run) => this.endedRuns.set(run.id, run),
+        ended: (run) => {
+          this.endedRuns.set(run.id, run);
+          for (const wake of this.endWaiters.get(run.id) ?? []) wake();
+        },
         ...(journaled ? { fresh } : {}),
       },
     );

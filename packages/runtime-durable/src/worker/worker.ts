@@ -316,6 +316,11 @@ export class DurableWorker {
             signals: this.signals,
             leaseMs: this.leaseMs,
             ...this.hints,
+            // The run is over once its end is written: its slot is free for the next submission.
+            ended: (run) => {
+              this.settle(claim.run.id, entry as Active);
+              this.hints.ended?.(run);
+            },
           },
           claim,
           controller,
@@ -323,14 +328,17 @@ export class DurableWorker {
       } catch (error) {
         this.log("error", "run execution stopped", { runId: claim.run.id, error: (error as Error).message });
       } finally {
-        // Only this attempt's own entry: a newer claim of the run may have replaced it.
-        if (this.active.get(claim.run.id) === entry) {
-          this.hints.fresh?.forget(claim.run.id);
-          this.active.delete(claim.run.id);
-        }
+        this.settle(claim.run.id, entry as Active);
         this.wake();
       }
     })();
+  }
+
+  /** Forgets the run's attempt `entry`, unless a newer claim of the run has replaced it. */
+  private settle(runId: string, entry: Active) {
+    if (this.active.get(runId) !== entry) return;
+    this.hints.fresh?.forget(runId);
+    this.active.delete(runId);
   }
 
   /** A worker write, retried while the store is unreachable and the lease may still be valid. */

@@ -7,8 +7,8 @@ import {
 } from "@openrath/runtime-durable";
 import { sql } from "kysely";
 import { type CheckpointValues, checkpointValues } from "./chunk-rows.js";
-import { grouped, runColumns, type StoreContext, toRun } from "./context.js";
-import { checkpointCtes, diagnose, fenceGuard, published } from "./transitions.js";
+import { eventSignal, grouped, runColumns, type StoreContext, toRun } from "./context.js";
+import { checkpointCtes, diagnose, fenceGuard } from "./transitions.js";
 
 /** One run's end: its fence and what `RunStoreV1.finish` was given. */
 export interface FinishItem {
@@ -71,8 +71,10 @@ export async function finishRuns(
     const run = toRun(row);
     const cp: CheckpointValues | undefined = parts[row.item]!.cp;
     if (cp) c.contexts.set(run.checkpointId, cp.context);
-    ended.set(Number(row.item), published(c, run));
+    ended.set(Number(row.item), run);
   }
+  // The group's signals in one publish: on a server, one notifying statement for all of them.
+  c.publish?.([...ended.values()].map(eventSignal));
   return Promise.all(
     items.map(async ({ fence, input }, i) => {
       const run = ended.get(i);
