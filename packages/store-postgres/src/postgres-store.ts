@@ -328,12 +328,13 @@ async function open(
     await onClose().catch(() => {});
     throw mapDriverError(error);
   }
-  // A server: frequent writes publish after commit (see StoreContext.publish); PGlite notifies inside.
+  // Frequent writes publish after commit (see StoreContext.publish): on a server over the
+  // listening connection, on PGlite straight to the listeners of the same database.
   let signals: ReturnType<typeof notifySignals> | undefined;
   const c = storeContext(
     db,
     schema,
-    capabilities.multiProcess ? (committed) => signals?.publishCommitted(committed) : undefined,
+    (committed) => signals?.publishCommitted(committed),
     // PGlite runs without fsync (and in one process): a relaxed commit would save nothing there.
     capabilities.multiProcess && options.stepDurability !== "strict",
     capabilities.multiProcess,

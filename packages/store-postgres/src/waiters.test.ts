@@ -69,6 +69,26 @@ describe("a waiter on a run submitted in its runtime", () => {
   });
 });
 
+describe("two stores over one PGlite database", () => {
+  it("hear each other's signals: a submission in one wakes the other's worker, its end wakes the first's waiter", async () => {
+    const pglite = await PGlite.create();
+    const api = await runtimeOn(await pgliteStore({ db: pglite, schema: "shared_db" }));
+    const working = await runtimeOn(await pgliteStore({ db: pglite, schema: "shared_db" }));
+    const worker = working.worker({ concurrency: 2 });
+    await worker.start();
+    // Let the worker's first claim (an empty queue) come back: from here it sleeps until a signal.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const started = Date.now();
+    const runs = await Promise.all([0, 1, 2].map((i) => api.submit("waited", Session.fromUserMessage(`shared ${i}`))));
+    const ended = await Promise.all(runs.map((r) => waitSoon(api, r.id)));
+    expect(ended.map((r) => r.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
+    // Woken by the signals, not by the worker's heartbeat sweep (10 s at the default lease) or the waiter's re-read.
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await worker.stop();
+    await pglite.close();
+  });
+});
+
 describe.skipIf(!postgres.available)(`a waiter on a PostgreSQL server (${postgres.reason})`, () => {
   const serverRuntime = async (schema: string, app: string) => {
     const url = new URL(POSTGRES_URL!);

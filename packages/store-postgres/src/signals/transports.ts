@@ -103,21 +103,57 @@ export function pgTransport(
   };
 }
 
-/** LISTEN inside an embedded PGlite database: notifications stay in this process. */
+/**
+ * The listeners of each PGlite database in this process: every store over the database (a second
+ * store over the same instance, another schema) hears the signals the others publish after their
+ * commits, as LISTEN would have delivered them.
+ */
+const hubs = new WeakMap<PGlite, Set<(channel: string, payload: string) => void>>();
+
+/**
+ * LISTEN inside an embedded PGlite database: notifications stay in this process. Signals published
+ * after a commit (`notifyBatch`) go straight to the listeners of the same database, without a
+ * statement: a statement that notifies costs PGlite its slower path (ADR 0018), and nothing outside
+ * this process can listen to an embedded database.
+ */
 export function pgliteTransport(
   db: PGlite,
   channels: NotifyChannels,
   notify: (channel: string, payload: string) => Promise<void>,
 ): NotifyTransport {
   const stops: (() => Promise<void>)[] = [];
+  let hub = hubs.get(db);
+  if (!hub) hubs.set(db, (hub = new Set()));
+  const listeners = hub;
+  let listener: ((channel: string, payload: string) => void) | undefined;
   return {
     async start(onNotify) {
-      for (const channel of [channels.work, channels.cancel, channels.events]) {
+      const ours = new Set([channels.work, channels.cancel, channels.events]);
+      listener = (channel, payload) => {
+        if (ours.has(channel)) onNotify(channel, payload);
+      };
+      listeners.add(listener);
+      for (const channel of ours) {
         stops.push(await db.listen(channel, (payload) => onNotify(channel, payload)));
       }
     },
     notify,
+    notifyBatch(notifications) {
+      // After the caller's commit, on a later turn, as a notification would arrive.
+      queueMicrotask(() => {
+        for (const [channel, payload] of notifications)
+          for (const deliver of listeners) {
+            try {
+              deliver(channel, payload);
+            } catch {
+              // One listener failing does not keep the signal from the others.
+            }
+          }
+      });
+    },
     async stop() {
+      if (listener) listeners.delete(listener);
+      listener = undefined;
       if (db.closed) return;
       for (const stop of stops.splice(0)) await stop().catch(() => {});
     },

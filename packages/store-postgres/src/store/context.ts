@@ -41,7 +41,8 @@ export interface StoreContext {
    * do not `NOTIFY` inside their transaction; their signals are handed here once it has committed.
    * PostgreSQL serializes the commits of all transactions that notify (a lock held until the commit
    * record is flushed), so notifying inside would make concurrent commits wait for each other's
-   * flushes instead of sharing one. PGlite (one connection) notifies inside.
+   * flushes instead of sharing one. On PGlite the signals go to the listeners of the same
+   * database in this process, without a statement.
    */
   readonly publish?: (signals: readonly Signal[]) => void;
   /**
