@@ -243,8 +243,8 @@ async function throughput() {
     const { runtime } = await freshRuntime("postgres", chain("one", 1));
     const worker = runtime.worker({ concurrency, leaseMs: 30_000 });
     await worker.start();
-    await warmUp(async () => runtime.wait((await runtime.submit("one", input())).id));
-    const n = quick ? 100 : concurrency === 1 ? 300 : 1000;
+    await warmUp(async () => runtime.wait((await runtime.submit("one", input())).id), concurrency);
+    const n = quick ? 100 : concurrency === 1 ? 300 : 3000;
     const ms = await timed(() =>
       loops(concurrency, n, async () => runtime.wait((await runtime.submit("one", input())).id)),
     );
@@ -254,7 +254,7 @@ async function throughput() {
   }
   for (const concurrency of [1, 16]) {
     progress(`throughput: dbos, concurrency ${concurrency}`);
-    await warmUp(() => runDbosChain(1));
+    await warmUp(() => runDbosChain(1), concurrency);
     const n = quick ? 100 : concurrency === 1 ? 300 : 1000;
     const ms = await timed(() => loops(concurrency, n, () => runDbosChain(1)));
     results[`dbos, ${concurrency === 1 ? "sequential" : "concurrency 16"}`] = (n / ms) * 1000;
@@ -290,8 +290,13 @@ async function throughput() {
  * a fresh PGlite's WebAssembly is compiled to optimised code in the background during its first
  * seconds, on the same two cores, and fresh connections, workers and plans warm their caches.
  */
-async function warmUp(fn: () => Promise<unknown>) {
-  for (let i = 0; i < (quick ? 20 : 200); i++) await fn();
+/**
+ * Untimed runs before a timed case, at the case's concurrency: PGlite's WebAssembly is compiled to
+ * optimised code in its first seconds, and each connection prepares (and custom-plans five times)
+ * every statement shape a case sends, such as each size of a grouped write.
+ */
+async function warmUp(fn: () => Promise<unknown>, concurrency = 1) {
+  await loops(concurrency, quick ? 20 : 200, fn);
 }
 
 /** `concurrency` loops sharing `n` calls of `fn`. */
