@@ -208,7 +208,7 @@ export class DurableRuntime {
     // (in its own transaction, when the run may start at once), so the run starts without a claim.
     // Only on a store for several processes: on an embedded one (one connection, every statement
     // in turn) a claim is cheap and a busy worker does better to take the runs queued meanwhile in
-    // one claim and to end them in shared statements (ADR 0018, "Claim on submit").
+    // one claim and to end them in shared statements (ADR 0018, "Throughput, fifth pass").
     const local =
       this.store.capabilities.claimOnSubmit === true &&
       this.store.capabilities.multiProcess &&
