@@ -29,7 +29,7 @@ import { FINISH_BATCH, type FinishItem, finishRuns } from "./store/finish.js";
 import { expireInterrupts } from "./store/interrupts.js";
 import { journalStore } from "./store/journal-store.js";
 import { claimRuns, getRun, heartbeat, isUuid, listRuns, reclaimRuns } from "./store/runs.js";
-import { SUBMIT_BATCH, type SubmitItem, type SubmitOutcome, submitRuns } from "./store/submit.js";
+import { checkClaim, SUBMIT_BATCH, type SubmitItem, type SubmitOutcome, submitRuns } from "./store/submit.js";
 import {
   appendEvent,
   cancelRun,
@@ -227,9 +227,15 @@ class KyselyRunStore implements RunStoreV1 {
   }
 
   submit: RunStoreV1["submit"] = (input, hooks) =>
-    this.run(async () => (await this.submissions.call({ input, ...(hooks ? { hooks } : {}) }))!);
+    this.run(async () => {
+      checkClaim(input);
+      return (await this.submissions.call({ input, ...(hooks ? { hooks } : {}) }))!;
+    });
   submitIfNew: NonNullable<RunStoreV1["submitIfNew"]> = (input, sessionIds, hooks) =>
-    this.run(() => this.submissions.call({ input, unlessHeads: sessionIds, ...(hooks ? { hooks } : {}) }));
+    this.run(async () => {
+      checkClaim(input);
+      return this.submissions.call({ input, unlessHeads: sessionIds, ...(hooks ? { hooks } : {}) });
+    });
   getRun: RunStoreV1["getRun"] = (runId, tenantId) => this.run(() => getRun(this.c, runId, tenantId));
   listRuns: RunStoreV1["listRuns"] = (query) => this.run(() => listRuns(this.c, query));
   claim: RunStoreV1["claim"] = (request) => this.run(() => claimRuns(this.c, request));

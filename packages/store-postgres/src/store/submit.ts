@@ -192,6 +192,25 @@ async function settleNotInserted(c: StoreContext, item: SubmitItem): Promise<Sub
   return again;
 }
 
+/** Refuses a malformed `input.claim` before anything is written. */
+export function checkClaim(input: SubmitInput): void {
+  const claim = input.claim;
+  if (claim === undefined) return;
+  if (
+    typeof claim.workerId !== "string" ||
+    claim.workerId === "" ||
+    typeof claim.leaseMs !== "number" ||
+    !Number.isFinite(claim.leaseMs) ||
+    claim.leaseMs <= 0
+  ) {
+    throw new DurableError(
+      "invalid_argument",
+      `A submission's claim needs a worker id and a lease of more than 0 ms, got ${JSON.stringify(claim)}.`,
+      { details: { claim: JSON.parse(JSON.stringify(claim ?? null)) } },
+    );
+  }
+}
+
 /** Whether two submissions may not share a statement (one would see the other as a conflict). */
 const clash = (a: SubmitInput, b: SubmitInput) =>
   a.tenantId === b.tenantId &&

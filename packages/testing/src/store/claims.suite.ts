@@ -237,6 +237,21 @@ export function claimsSuite(context: StoreSuiteContext): void {
         },
       );
 
+      group.test("a malformed claim is invalid_argument and writes nothing", async () => {
+        const store = group.track(await context.create());
+        const plan = await registeredPlan(store);
+        for (const claim of [
+          { workerId: "", leaseMs: 30_000 },
+          { workerId: "w", leaseMs: 0 },
+          { workerId: "w", leaseMs: -5 },
+          { workerId: "w", leaseMs: Number.NaN },
+          { workerId: "w", leaseMs: Number.POSITIVE_INFINITY },
+        ]) {
+          await expectOpenRathError(() => submit(store, plan, { claim }), "invalid_argument", JSON.stringify(claim));
+        }
+        expect(await store.listRuns({ tenantId: "tenant-a" })).toEqual([]);
+      });
+
       group.test("resubmitting an idempotency key with a claim returns the first run and claims nothing", async () => {
         const store = group.track(await context.create());
         const plan = await registeredPlan(store);
