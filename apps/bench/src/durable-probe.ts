@@ -288,7 +288,9 @@ if (mode === "perstep") {
 async function serverUsage(): Promise<{ cpuMs: number; commits: number }> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  const dir = await client.query<{ setting: string }>("select setting from pg_settings where name = 'data_directory'");
+  const dir = await client.query<{ setting: string }>(
+    "select setting from pg_settings where name = 'data_directory'",
+  );
   const stats = await client.query<{ n: string }>(
     "select pg_stat_force_next_flush(), (select xact_commit from pg_stat_database where datname = current_database()) as n",
   );

@@ -242,7 +242,10 @@ export class DurableRuntime {
         });
       };
       const hooks = local ? { onCommitted: adopt } : undefined;
-      const submitInput = (checkpoint: CheckpointWrite) => ({ ...input(checkpoint), ...(claim ? { claim } : {}) });
+      const submitInput = (checkpoint: CheckpointWrite) => ({
+        ...input(checkpoint),
+        ...(claim ? { claim } : {}),
+      });
       if (this.store.submitIfNew && !this.checkpointed.has(session.id))
         result = await this.store.submitIfNew(submitInput(encoded.write), sessionIds, hooks);
       if (result === undefined) {
@@ -322,8 +325,8 @@ export class DurableRuntime {
     const onAbort = () => wake?.();
     options.signal?.addEventListener("abort", onAbort);
     // A worker of this runtime ending the run wakes the waiter at once, before the end's signal.
-    let waiters = this.endWaiters.get(runId);
-    if (!waiters) this.endWaiters.set(runId, (waiters = new Set()));
+    const waiters = this.endWaiters.get(runId) ?? new Set();
+    this.endWaiters.set(runId, waiters);
     waiters.add(poke);
     // A run a worker of this runtime ended: its final record, without a read.
     const endedHere = () => {

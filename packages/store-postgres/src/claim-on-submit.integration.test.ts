@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { Session } from "@openrath/core";
-import { createDurableRuntime, type DurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
+import { createDurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
 import { afterEach, describe, expect, it } from "vitest";
 import { pgliteStore, postgresStore, type QueryEvent } from "./postgres-store.js";
 import { POSTGRES_URL, postgres } from "./testing/postgres-url.js";
@@ -34,7 +34,9 @@ async function serverRuntime(schema = `cos_${randomBytes(4).toString("hex")}`) {
 }
 
 const one = () =>
-  defineWorkflow("one").step("only", (s) => s.append({ kind: "assistant", content: "done" }), { entry: true });
+  defineWorkflow("one").step("only", (s) => s.append({ kind: "assistant", content: "done" }), {
+    entry: true,
+  });
 
 describe.skipIf(!postgres.available)(`claim on submit, on a PostgreSQL server (${postgres.reason})`, () => {
   it("a run submitted beside a worker with a free slot starts leased to it, without a claim statement", async () => {
@@ -78,7 +80,12 @@ describe.skipIf(!postgres.available)(`claim on submit, on a PostgreSQL server ($
     );
     expect(runs.filter((r) => r.status === "running")).toHaveLength(3);
     expect(runs.filter((r) => r.status === "queued")).toHaveLength(5);
-    expect(worker.activeRuns.sort()).toEqual(runs.filter((r) => r.status === "running").map((r) => r.id).sort());
+    expect(worker.activeRuns.sort()).toEqual(
+      runs
+        .filter((r) => r.status === "running")
+        .map((r) => r.id)
+        .sort(),
+    );
     held.open();
     const ended = await Promise.all(runs.map((r) => rt.wait(r.id, { signal: AbortSignal.timeout(10_000) })));
     expect(ended.map((r) => r.status)).toEqual(Array(8).fill("succeeded"));
@@ -111,7 +118,9 @@ describe.skipIf(!postgres.available)(`claim on submit, on a PostgreSQL server ($
     await rt.register(one());
     const worker = rt.worker({ concurrency: 8, leaseMs: 30_000 });
     await worker.start();
-    const submitting = Array.from({ length: 6 }, (_, i) => rt.submit("one", Session.fromUserMessage(`s${i}`)));
+    const submitting = Array.from({ length: 6 }, (_, i) =>
+      rt.submit("one", Session.fromUserMessage(`s${i}`)),
+    );
     const stopping = worker.stop();
     const runs = await Promise.all(submitting);
     await stopping;
@@ -129,13 +138,20 @@ describe.skipIf(!postgres.available)(`claim on submit, on a PostgreSQL server ($
       defineWorkflow("long").step(
         "only",
         async (s, ctx) => {
-          await Promise.race([held.opened, new Promise((resolve) => ctx.signal.addEventListener("abort", resolve))]);
+          await Promise.race([
+            held.opened,
+            new Promise((resolve) => ctx.signal.addEventListener("abort", resolve)),
+          ]);
           return s.append({ kind: "assistant", content: "done" });
         },
         { entry: true },
       ),
     );
-    const third = rt.worker({ concurrency: 2, leaseMs: 30_000, plans: rt.plans.filter((p) => p.name === "long") });
+    const third = rt.worker({
+      concurrency: 2,
+      leaseMs: 30_000,
+      plans: rt.plans.filter((p) => p.name === "long"),
+    });
     await third.start();
     const long = await rt.submit("long", Session.fromUserMessage("long"));
     expect(long).toMatchObject({ status: "running", leaseHolder: third.workerId });

@@ -79,7 +79,9 @@ describe("two stores over one PGlite database", () => {
     // Let the worker's first claim (an empty queue) come back: from here it sleeps until a signal.
     await new Promise((resolve) => setTimeout(resolve, 50));
     const started = Date.now();
-    const runs = await Promise.all([0, 1, 2].map((i) => api.submit("waited", Session.fromUserMessage(`shared ${i}`))));
+    const runs = await Promise.all(
+      [0, 1, 2].map((i) => api.submit("waited", Session.fromUserMessage(`shared ${i}`))),
+    );
     const ended = await Promise.all(runs.map((r) => waitSoon(api, r.id)));
     expect(ended.map((r) => r.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
     // Woken by the signals, not by the worker's heartbeat sweep (10 s at the default lease) or the waiter's re-read.

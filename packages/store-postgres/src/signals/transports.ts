@@ -122,9 +122,8 @@ export function pgliteTransport(
   notify: (channel: string, payload: string) => Promise<void>,
 ): NotifyTransport {
   const stops: (() => Promise<void>)[] = [];
-  let hub = hubs.get(db);
-  if (!hub) hubs.set(db, (hub = new Set()));
-  const listeners = hub;
+  const listeners = hubs.get(db) ?? new Set();
+  hubs.set(db, listeners);
   let listener: ((channel: string, payload: string) => void) | undefined;
   return {
     async start(onNotify) {

@@ -104,7 +104,8 @@ export function upsertHead(c: StoreContext, cp: CheckpointValues, from: RawBuild
  */
 export function sessionHeads(c: StoreContext, tenantId: string, sessionIds: readonly string[]) {
   const probes = [...new Set(sessionIds)].map(
-    (id) => sql`select h.checkpoint_id from ${c.t.heads} h where h.tenant_id = ${tenantId} and h.session_id = ${id}`,
+    (id) =>
+      sql`select h.checkpoint_id from ${c.t.heads} h where h.tenant_id = ${tenantId} and h.session_id = ${id}`,
   );
   return sql`(${probes.length > 0 ? sql.join(probes, sql` union all `) : sql`select null::bigint as checkpoint_id where false`})`;
 }

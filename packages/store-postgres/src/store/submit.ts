@@ -142,9 +142,9 @@ async function settleNotInserted(c: StoreContext, item: SubmitItem): Promise<Sub
   const { input, unlessHeads } = item;
   const { runs, plans } = c.t;
   if (unlessHeads) {
-    const head = await sql<{ found: boolean }>`select exists ${sessionHeads(c, input.tenantId, unlessHeads)} as found`.execute(
-      c.db,
-    );
+    const head = await sql<{
+      found: boolean;
+    }>`select exists ${sessionHeads(c, input.tenantId, unlessHeads)} as found`.execute(c.db);
     if (head.rows[0]?.found) return undefined;
   }
   const plan = await sql`select 1 from ${plans} where hash = ${input.planHash}`.execute(c.db);

@@ -1,7 +1,7 @@
 import { type Claim, encodeCheckpoint, type RunStoreV1 } from "@openrath/runtime-durable";
-import { expectOpenRathError } from "../internal/expect-error.js";
 import { expect } from "vitest";
 import { describeGroup } from "../internal/describe-group.js";
+import { expectOpenRathError } from "../internal/expect-error.js";
 import { baseOfRun, registeredPlan, sleep, submit } from "./fixtures.js";
 import type { StoreSuiteContext } from "./suite-context.js";
 
@@ -153,7 +153,12 @@ export function claimsSuite(context: StoreSuiteContext): void {
             claim: { workerId: "w-sub", leaseMs: 30_000 },
           });
           expect(created).toBe(true);
-          expect(run).toMatchObject({ status: "running", leaseHolder: "w-sub", eventSeq: 2, checkpointSeq: 0 });
+          expect(run).toMatchObject({
+            status: "running",
+            leaseHolder: "w-sub",
+            eventSeq: 2,
+            checkpointSeq: 0,
+          });
           expect(run.fencingToken).toBeGreaterThan(0);
           expect(run.leaseExpiresAt!).toBeGreaterThanOrEqual(before + 29_000);
           const events = await store.readEvents(run.id);
@@ -163,7 +168,9 @@ export function claimsSuite(context: StoreSuiteContext): void {
           ]);
           expect(events[1]!.data).toMatchObject({ workerId: "w-sub", fencingToken: run.fencingToken });
           // Nobody else can claim it; its own fence writes, a wrong token does not.
-          expect(await store.claim({ workerId: "other", planHashes: [plan.hash], leaseMs: 30_000 })).toEqual([]);
+          expect(await store.claim({ workerId: "other", planHashes: [plan.hash], leaseMs: 30_000 })).toEqual(
+            [],
+          );
           const fence = { runId: run.id, token: run.fencingToken, workerId: "w-sub" };
           const { base } = await baseOfRun(store, run.id);
           const { write } = encodeCheckpoint(session.append({ kind: "assistant", content: "step" }), base, {
@@ -210,7 +217,12 @@ export function claimsSuite(context: StoreSuiteContext): void {
             expect((await submit(store, other, { claim, tenantId: "capped" })).run.status).toBe("queued");
           }
           // What was queued is claimed in the claim's order.
-          const claims = await store.claim({ workerId: "w", planHashes: [plan.hash], leaseMs: 30_000, limit: 10 });
+          const claims = await store.claim({
+            workerId: "w",
+            planHashes: [plan.hash],
+            leaseMs: 30_000,
+            limit: 10,
+          });
           expect(claims[0]!.run.id).toBe(ahead.run.id);
           expect(claims).toHaveLength(3);
         },
@@ -229,7 +241,11 @@ export function claimsSuite(context: StoreSuiteContext): void {
           expect(taken!.run.id).toBe(run.id);
           expect(taken!.fence.token).toBeGreaterThan(run.fencingToken);
           await expectOpenRathError(
-            () => store.finish({ runId: run.id, token: run.fencingToken, workerId: "w-gone" }, { status: "succeeded" }),
+            () =>
+              store.finish(
+                { runId: run.id, token: run.fencingToken, workerId: "w-gone" },
+                { status: "succeeded" },
+              ),
             "stale_fence",
             "finish under the expired lease",
           );
@@ -247,23 +263,37 @@ export function claimsSuite(context: StoreSuiteContext): void {
           { workerId: "w", leaseMs: Number.NaN },
           { workerId: "w", leaseMs: Number.POSITIVE_INFINITY },
         ]) {
-          await expectOpenRathError(() => submit(store, plan, { claim }), "invalid_argument", JSON.stringify(claim));
+          await expectOpenRathError(
+            () => submit(store, plan, { claim }),
+            "invalid_argument",
+            JSON.stringify(claim),
+          );
         }
         expect(await store.listRuns({ tenantId: "tenant-a" })).toEqual([]);
       });
 
-      group.test("resubmitting an idempotency key with a claim returns the first run and claims nothing", async () => {
-        const store = group.track(await context.create());
-        const plan = await registeredPlan(store);
-        const first = await submit(store, plan, { idempotencyKey: "k", fingerprint: "same" });
-        expect(first.run.status).toBe("queued");
-        const again = await submit(store, plan, {
-          idempotencyKey: "k",
-          fingerprint: "same",
-          claim: { workerId: "w-sub", leaseMs: 30_000 },
-        });
-        expect(again).toMatchObject({ created: false, run: { id: first.run.id, status: "queued", eventSeq: 1 } });
-      });
-    } else group.skip("a submission with a claim starts its run leased to that worker", "no claimOnSubmit capability");
+      group.test(
+        "resubmitting an idempotency key with a claim returns the first run and claims nothing",
+        async () => {
+          const store = group.track(await context.create());
+          const plan = await registeredPlan(store);
+          const first = await submit(store, plan, { idempotencyKey: "k", fingerprint: "same" });
+          expect(first.run.status).toBe("queued");
+          const again = await submit(store, plan, {
+            idempotencyKey: "k",
+            fingerprint: "same",
+            claim: { workerId: "w-sub", leaseMs: 30_000 },
+          });
+          expect(again).toMatchObject({
+            created: false,
+            run: { id: first.run.id, status: "queued", eventSeq: 1 },
+          });
+        },
+      );
+    } else
+      group.skip(
+        "a submission with a claim starts its run leased to that worker",
+        "no claimOnSubmit capability",
+      );
   });
 }

@@ -1,6 +1,7 @@
 import { Session } from "@openrath/core";
 import {
   encodeCheckpoint,
+  type RunRecord,
   type RunStoreV1,
   restoreSession,
   type SubmitInput,
@@ -185,10 +186,10 @@ export function submissionSuite(context: StoreSuiteContext): void {
             store.submit(input(shared)),
             store.submit(input(shared, { fingerprint: "other" })),
           ]),
-          [
+          Promise.allSettled([
             store.submit(input(keyed, { idempotencyKey: "k" })),
             store.submit(input(keyed, { idempotencyKey: "k" })),
-          ],
+          ]),
           store
             .submit(
               input(Session.fromUserMessage("k again"), { idempotencyKey: "k", fingerprint: "different" }),
@@ -215,10 +216,25 @@ export function submissionSuite(context: StoreSuiteContext): void {
         const [first, second] = await busy;
         expect(first).toMatchObject({ status: "fulfilled", value: { created: true } });
         expect(second).toMatchObject({ status: "rejected", reason: { code: "session_busy" } });
-        const keyedRuns = await Promise.all(key);
-        expect(keyedRuns[0]!.run.id).toBe(keyedRuns[1]!.run.id);
-        expect(keyedRuns.filter((r) => r.created)).toHaveLength(1);
-        expect(await conflict).toMatchObject({ code: "idempotency_conflict" });
+        // One request wins the key (submissions in flight together may commit in either order):
+        // the same request again gets its run, the other request idempotency_conflict.
+        const keyedRuns = await key;
+        const other = await conflict;
+        if (keyedRuns.every((r) => r.status === "fulfilled")) {
+          const [a, b] = keyedRuns.map(
+            (r) => (r as PromiseFulfilledResult<{ run: RunRecord; created: boolean }>).value,
+          );
+          expect(a!.run.id).toBe(b!.run.id);
+          expect([a!.created, b!.created].filter(Boolean)).toHaveLength(1);
+          expect(other).toMatchObject({ code: "idempotency_conflict" });
+        } else {
+          expect(other).toMatchObject({
+            created: true,
+            run: { idempotencyKey: "k", fingerprint: "different" },
+          });
+          for (const r of keyedRuns)
+            expect(r).toMatchObject({ status: "rejected", reason: { code: "idempotency_conflict" } });
+        }
         expect(await unknown).toMatchObject({ code: "unknown_plan" });
         if (store.submitIfNew) {
           const [none, made] = await Promise.all(ifNew);
