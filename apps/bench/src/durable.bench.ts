@@ -286,14 +286,10 @@ async function throughput() {
 }
 
 /**
- * Runs `fn` for a while before a throughput case is timed, so the case measures the steady state:
- * a fresh PGlite's WebAssembly is compiled to optimised code in the background during its first
- * seconds, on the same two cores, and fresh connections, workers and plans warm their caches.
- */
-/**
- * Untimed runs before a timed case, at the case's concurrency: PGlite's WebAssembly is compiled to
- * optimised code in its first seconds, and each connection prepares (and custom-plans five times)
- * every statement shape a case sends, such as each size of a grouped write.
+ * Runs `fn` for a while before a throughput case is timed, at the case's concurrency, so the case
+ * measures the steady state: a fresh PGlite's WebAssembly is compiled to optimised code in the
+ * background during its first seconds, on the same two cores, and each connection prepares (and
+ * custom-plans five times) every statement shape the case sends, such as each size of a grouped write.
  */
 async function warmUp(fn: () => Promise<unknown>, concurrency = 1) {
   await loops(concurrency, quick ? 20 : 200, fn);

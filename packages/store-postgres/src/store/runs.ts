@@ -88,7 +88,12 @@ function claimsOf(rows: RunRow[], workerId: string): Claim[] {
  * 2255.
  */
 export function nextToken() {
-  return sql`greatest(r.fencing_token + 1, (extract(epoch from now()) * 1000000)::bigint)`;
+  return sql`greatest(r.fencing_token + 1, ${clockToken()})`;
+}
+
+/** The database clock in microseconds: the first fencing token of a run claimed as it is submitted. */
+export function clockToken() {
+  return sql`(extract(epoch from now()) * 1000000)::bigint`;
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   upsertHead,
 } from "./chunk-rows.js";
 import { grouped, RUN_COLUMNS, type RunRow, type StoreContext, toRun } from "./context.js";
-import { newRunId } from "./runs.js";
+import { clockToken, newRunId } from "./runs.js";
 
 /** One submission: its input, the session ids whose heads forbid it (`submitIfNew`), its hooks. */
 export interface SubmitItem {
@@ -75,7 +75,7 @@ function submitCtes(c: StoreContext, { input, unlessHeads }: SubmitItem, i: numb
         ${input.idempotencyKey ?? null}, ${input.fingerprint}, ${input.checkpoint.nextStep}, ${deadline}, ${metadata},
         coalesce(${notBefore}::timestamptz, now()), now(), ${started(sql`2`, sql`1`)}, 0, k.id${
           claim
-            ? sql`, ${started(sql`2`, sql`1`)}, ${started(sql`(extract(epoch from now()) * 1000000)::bigint`, sql`0`)},
+            ? sql`, ${started(sql`2`, sql`1`)}, ${started(clockToken(), sql`0`)},
         ${started(sql`${claim.workerId}`, sql`null`)}, ${started(sql`now() + ${claim.leaseMs} * interval '1 millisecond'`, sql`null`)}`
             : sql``
         }
@@ -205,8 +205,8 @@ export function checkClaim(input: SubmitInput): void {
   ) {
     throw new DurableError(
       "invalid_argument",
-      `A submission's claim needs a worker id and a lease of more than 0 ms, got ${JSON.stringify(claim)}.`,
-      { details: { claim: JSON.parse(JSON.stringify(claim ?? null)) } },
+      `A submission's claim needs a worker id and a lease of more than 0 ms, got worker ${JSON.stringify(claim.workerId)} and lease ${String(claim.leaseMs)}.`,
+      { details: { workerId: String(claim.workerId), leaseMs: String(claim.leaseMs) } },
     );
   }
 }
