@@ -8,11 +8,24 @@ import {
   type MemoryV1,
   normalizeScope,
 } from "./memory.js";
-import { defaultRegistry, type Registry } from "./registry.js";
+import { defaultRegistry, type MemoryBackends, type MemoryKey, type Registry } from "./registry.js";
 import type { Session } from "./session.js";
 
-/** How an agent gets its memory: a registry key (such as `"bm25"`), a key with a spec, or an open store. */
-export type AgentMemory = string | { readonly key: string; readonly spec?: unknown } | MemoryV1;
+/**
+ * A memory key some installed adapter declared, with the spec its backend takes: the spec type
+ * follows the key (`{ key: "bm25", spec: { path: "./memory" } }`).
+ */
+export type MemoryKeySpec = {
+  [K in MemoryKey]: { readonly key: K; readonly spec?: MemoryBackends[K] };
+}[MemoryKey];
+
+/**
+ * How an agent gets its memory: a registry key (such as `"bm25"`), a key with a spec, or an open
+ * store. Keys are typed by {@link MemoryBackends}, which adapters fill by declaration merging, so a
+ * misspelt or uninstalled key fails to compile; a key only known at run time (read from a config
+ * file) is cast with `as MemoryKey` and is then checked against the registry when the store opens.
+ */
+export type AgentMemory = MemoryKey | MemoryKeySpec | MemoryV1;
 
 /** Memory settings of an agent. */
 export interface AgentMemoryOptions {
@@ -44,7 +57,8 @@ export class MemoryHandle {
   store(): Promise<MemoryV1> {
     if (isStore(this.options.memory)) return Promise.resolve(this.options.memory);
     if (!this.opening) {
-      const m = this.options.memory;
+      // Widened: with no adapter installed the key forms are `never`, and a cast key is checked here.
+      const m = this.options.memory as string | { readonly key: string; readonly spec?: unknown };
       const key = typeof m === "string" ? m : m.key;
       const spec = typeof m === "string" ? undefined : m.spec;
       const opening = Promise.resolve().then(() => {

@@ -1,4 +1,5 @@
 export { Agent } from "./agent.js";
+export type { AgentMemory, MemoryKeySpec } from "./agent-memory.js";
 export {
   type AgentEvent,
   type AgentOptions,

@@ -20,7 +20,7 @@ interface DockerSpec {
 interface LocalSpec {
   readonly root?: string;
 }
-interface Bm25Options {
+interface KeywordOptions {
   readonly k1?: number;
 }
 
@@ -31,7 +31,7 @@ declare module "@openrath/core" {
     local: LocalSpec;
   }
   interface MemoryBackends {
-    bm25: Bm25Options;
+    keyword: KeywordOptions;
   }
 }
 
@@ -43,14 +43,14 @@ describe("typed backend keys", () => {
   it("turns declared sandbox and memory keys into SandboxKey and MemoryKey", () => {
     expectTypeOf<"docker">().toExtend<SandboxKey>();
     expectTypeOf<"local">().toExtend<SandboxKey>();
-    expectTypeOf<"bm25">().toExtend<MemoryKey>();
+    expectTypeOf<"keyword">().toExtend<MemoryKey>();
     expectTypeOf<SandboxBackends["docker"]>().toEqualTypeOf<DockerSpec>();
-    expectTypeOf<MemoryBackends["bm25"]>().toEqualTypeOf<Bm25Options>();
+    expectTypeOf<MemoryBackends["keyword"]>().toEqualTypeOf<KeywordOptions>();
   });
 
   it("keeps undeclared and misspelt keys out", () => {
     expectTypeOf<"dokcer">().not.toExtend<SandboxKey>();
-    expectTypeOf<"bm25">().not.toExtend<SandboxKey>();
+    expectTypeOf<"keyword">().not.toExtend<SandboxKey>();
     expectTypeOf<"docker">().not.toExtend<MemoryKey>();
     expectTypeOf<string>().not.toExtend<SandboxKey>();
   });
@@ -60,7 +60,7 @@ describe("typed backend keys", () => {
     // @ts-expect-error -- "dokcer" is not a declared sandbox key.
     session.to("dokcer", { image: "python:3.12" });
     // @ts-expect-error -- a memory key is not a sandbox key.
-    session.to("bm25");
+    session.to("keyword");
     // @ts-expect-error -- an arbitrary string is not a key.
     session.to("docker" as string);
   });
@@ -111,7 +111,7 @@ describe("registering descriptors", () => {
         return open();
       },
     };
-    const bm25: MemoryBackendV1<Bm25Options> = {
+    const bm25: MemoryBackendV1<KeywordOptions> = {
       kind: "memory",
       key: "bm25",
       specVersion: "v1",
