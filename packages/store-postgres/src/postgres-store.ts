@@ -14,6 +14,7 @@ import {
 } from "@openrath/runtime-durable";
 import { Kysely, type Logger, PostgresDialect, sql } from "kysely";
 import pg from "pg";
+import { connectionTarget, openFailure } from "./connection-errors.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { checkSchema, migrate, validSchema } from "./migrator.js";
 import { PGliteDialect } from "./pglite-dialect.js";
@@ -359,15 +360,19 @@ async function open(
  * const store = await postgresStore({ connectionString: process.env.DATABASE_URL });
  * const runtime = createDurableRuntime({ store });
  * ```
- * @throws {DurableError} `schema_mismatch` when the schema is not migrated, `store_unavailable`
- *   when the server cannot be reached.
+ * @throws {DurableError} `invalid_argument` for a malformed connection string (not a URL, another
+ *   scheme than `postgres:`, a port out of range); `store_unavailable` when the server cannot be
+ *   reached, refuses the login or has no such database (`details.reason` says which, `details.url`
+ *   names the server without the password); `schema_mismatch` when the schema is not migrated.
  */
 export async function postgresStore(options: PostgresStoreOptions = {}): Promise<RunStoreV1> {
   const config: pg.PoolConfig = {
     max: 10,
-    ...(options.connectionString ? { connectionString: options.connectionString } : {}),
+    ...(options.connectionString !== undefined ? { connectionString: options.connectionString } : {}),
     ...options.pool,
   };
+  // Checked before anything connects; errors name this target, never its password.
+  const target = connectionTarget(config);
   const pool = new pg.Pool(config);
   // A server restart surfaces as an error event on every client. The pool drops idle ones itself;
   // a checked-out one has no listener (pg-pool removes its own on checkout), and an unhandled
@@ -396,7 +401,9 @@ export async function postgresStore(options: PostgresStoreOptions = {}): Promise
       ),
     CAPABILITIES_SERVER,
     () => db.destroy(),
-  );
+  ).catch((error: unknown) => {
+    throw openFailure(error, target);
+  });
 }
 
 /**
