@@ -7,6 +7,7 @@ import {
   topicOf,
 } from "@openrath/runtime-durable";
 import { Redis, type RedisOptions } from "ioredis";
+import { notReadyReason, redisTarget, scrub } from "./internal/redis-url.js";
 import { twinMatcher } from "./internal/twin-matcher.js";
 import { channelOf, decodeSignal, encodeSignal, topicOfChannel } from "./internal/wire.js";
 
@@ -73,7 +74,13 @@ export interface RedisSignalsStats {
 export interface RedisSignals extends SignalsV1 {
   /** The counters so far. */
   stats(): RedisSignalsStats;
-  /** Resolves once both Redis connections are ready (for start-up checks and tests). */
+  /**
+   * Resolves once both Redis connections are ready (for start-up checks and tests).
+   *
+   * @throws {DurableError} `store_unavailable` naming the URL (without its password) with
+   *   `details.reason`: `unreachable` after `timeoutMs` (default 10 000), or at once
+   *   `authentication_failed` when Redis refuses the login; the connection's last error is the cause.
+   */
   ready(options?: { readonly timeoutMs?: number }): Promise<void>;
 }
 
@@ -131,7 +138,8 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
  * const signals = redisSignals({ url: process.env.REDIS_URL, fallback: store.signals });
  * const runtime = createDurableRuntime({ store, signals });
  * ```
- * @throws {DurableError} `invalid_argument` for a bad prefix or timeout.
+ * @throws {DurableError} `invalid_argument` for a bad prefix or timeout, or a `url` that is not a
+ *   `redis:`/`rediss:` URL with a port in 1 to 65535 (checked before anything connects).
  */
 export function redisSignals(options: RedisSignalsOptions = {}): RedisSignals {
   const prefix = options.prefix ?? "openrath";
@@ -147,6 +155,8 @@ export function redisSignals(options: RedisSignalsOptions = {}): RedisSignals {
   const maxDelay = positive("maxReconnectDelayMs", options.maxReconnectDelayMs, 1000);
   const graceMs = positive("fallbackGraceMs", options.fallbackGraceMs, 250);
   const fallback = options.fallback;
+  // Checked before anything connects; errors name this target, never its password.
+  const target = redisTarget(options.url, options.redis);
 
   const base: RedisOptions = {
     retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times - 1, 10), maxDelay),
@@ -183,10 +193,12 @@ export function redisSignals(options: RedisSignalsOptions = {}): RedisSignals {
   const topics = new Map<SignalTopic, TopicEntry>();
   const twins = twinMatcher(graceMs, (signal) => deliver(signal));
   let closed = false;
+  let lastError: Error | undefined;
   let subWasReady = false;
   let pubWasReady = false;
   pub.on("ready", () => {
     pubWasReady = true;
+    lastError = undefined;
   });
 
   const deliver = (signal: Signal) => {
@@ -194,9 +206,14 @@ export function redisSignals(options: RedisSignalsOptions = {}): RedisSignals {
     local.deliver(signal);
   };
 
-  // ioredis reports connection trouble as "error" events; the reconnect loop handles them.
-  pub.on("error", () => {});
-  sub.on("error", () => {});
+  // ioredis reports connection trouble as "error" events; the reconnect loop handles them, and
+  // the last one explains a `ready()` that fails.
+  pub.on("error", (error: Error) => {
+    lastError = error;
+  });
+  sub.on("error", (error: Error) => {
+    lastError = error;
+  });
   sub.on("message", (channel: string, message: string) => {
     const topic = topicOfChannel(prefix, channel);
     const signal = topic === undefined ? undefined : decodeSignal(topic, message);
@@ -355,11 +372,19 @@ export function redisSignals(options: RedisSignalsOptions = {}): RedisSignals {
       const deadline = Date.now() + timeoutMs;
       while (!(pub.status === "ready" && sub.status === "ready")) {
         if (closed) throw new DurableError("invalid_argument", "These Redis signals are closed.");
-        if (Date.now() > deadline) {
+        const reason = notReadyReason(lastError);
+        // A refused login or a missing database does not go away by waiting.
+        if (reason !== "unreachable" || Date.now() > deadline) {
+          const why = lastError ? `: ${scrub(lastError.message, target).replace(/\.$/, "")}` : "";
           throw new DurableError(
             "store_unavailable",
-            `Redis did not become ready within ${timeoutMs} ms (publisher ${pub.status}, subscriber ${sub.status}).`,
-            { details: { retryable: true } },
+            reason === "unreachable"
+              ? `Redis at ${target.url} did not become ready within ${timeoutMs} ms (publisher ${pub.status}, subscriber ${sub.status})${why}.`
+              : `Redis at ${target.url} refused the login${why}. Check the user and password in the URL or the redis options.`,
+            {
+              ...(lastError ? { cause: lastError } : {}),
+              details: { url: target.url, reason, retryable: reason === "unreachable" },
+            },
           );
         }
         await new Promise((resolve) => setTimeout(resolve, 10));

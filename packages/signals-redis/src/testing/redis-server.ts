@@ -6,8 +6,11 @@ import { join } from "node:path";
 import { type ServiceCheck, serviceAvailable } from "@openrath/testing";
 import pg from "pg";
 
-/** Whether a Redis server answers `PING` on 127.0.0.1:`port`. */
-export function redisAnswers(port: number): Promise<boolean> {
+/**
+ * Whether a Redis server answers `PING` on 127.0.0.1:`port` (with `anyReply`, an error reply such
+ * as `NOAUTH` counts: the server is up but wants a password).
+ */
+export function redisAnswers(port: number, anyReply = false): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: "127.0.0.1", port });
     let reply = "";
@@ -20,7 +23,7 @@ export function redisAnswers(port: number): Promise<boolean> {
     socket.once("connect", () => socket.write("PING\r\n"));
     socket.on("data", (data) => {
       reply += data.toString("latin1");
-      if (reply.includes("\r\n")) done(reply.startsWith("+PONG"));
+      if (reply.includes("\r\n")) done(reply.startsWith("+PONG") || (anyReply && reply.startsWith("-")));
     });
   });
 }
@@ -58,9 +61,12 @@ export function haveRedisServer(): boolean {
 
 /**
  * Starts `redis-server` on 127.0.0.1 (a free port unless given) with persistence off, in a
- * temporary directory, and waits until it answers.
+ * temporary directory, and waits until it answers. `args` go to redis-server as well (e.g.
+ * `["--requirepass", "…"]`; a server that asks for a password still answers `PING` with an error).
  */
-export async function startRedis(options: { port?: number } = {}): Promise<RedisProcess> {
+export async function startRedis(
+  options: { port?: number; args?: readonly string[] } = {},
+): Promise<RedisProcess> {
   const port = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), "openrath-redis-test-"));
   let child: ChildProcess | undefined;
@@ -68,7 +74,19 @@ export async function startRedis(options: { port?: number } = {}): Promise<Redis
   const launch = async () => {
     const proc = spawn(
       "redis-server",
-      ["--bind", "127.0.0.1", "--port", String(port), "--save", "", "--appendonly", "no", "--dir", dir],
+      [
+        "--bind",
+        "127.0.0.1",
+        "--port",
+        String(port),
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        dir,
+        ...(options.args ?? []),
+      ],
       { stdio: "ignore" },
     );
     child = proc;
@@ -76,7 +94,7 @@ export async function startRedis(options: { port?: number } = {}): Promise<Redis
     let failed = "";
     proc.once("error", (error) => (failed = error.message));
     const deadline = Date.now() + 20_000;
-    while (!(await redisAnswers(port))) {
+    while (!(await redisAnswers(port, options.args?.includes("--requirepass") ?? false))) {
       if (failed || proc.exitCode !== null)
         throw new Error(`redis-server did not start: ${failed || proc.exitCode}`);
       if (Date.now() > deadline) throw new Error("redis-server did not answer within 20 s");
