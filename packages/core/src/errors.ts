@@ -12,6 +12,7 @@ export type OpenRathErrorCode =
   | "invalid_spec"
   | "merge_conflict"
   | "invalid_session_json"
+  | "invalid_session_id"
   | "chunk_not_found"
   | "log_corrupt"
   | "log_locked"
@@ -19,6 +20,7 @@ export type OpenRathErrorCode =
   | "log_conflict"
   | "log_closed"
   | "log_unsupported_version"
+  | "log_path_outside_dir"
   | (string & {});
 
 /** Options shared by every OpenRath error. */

@@ -58,6 +58,7 @@ export {
   SessionLogError,
   UnknownBackendError,
 } from "./errors.js";
+export { isSessionId } from "./internal/id.js";
 export type { JsonObject, JsonValue } from "./json.js";
 export {
   type LineageExtras,

@@ -117,8 +117,10 @@ export class Session {
    * once only for the same chunk (a `concat` merge holds chunks twice).
    *
    * @throws {OpenRathError} code `invalid_session_json` naming what is wrong: a malformed field, a
-   *   chunk that fails validation, two different chunks with one id, a session lineage node that
-   *   claims more chunks than the JSON holds, data nested deeper than 512 levels.
+   *   session or lineage id that is not a session id (a UUID in lower-case canonical form, such as
+   *   core makes; so `"../x"` never becomes a file name), a chunk that fails validation, two
+   *   different chunks with one id, a session lineage node that claims more chunks than the JSON
+   *   holds, data nested deeper than 512 levels.
    */
   static fromJSON(json: SessionJSON | string, options: { registry?: Registry } = {}): Session {
     return restoreSession(json, options.registry, false);
@@ -141,7 +143,10 @@ export class Session {
     );
   }
 
-  /** The session id (a UUID v7). Stable across `append` and `to`; new for every branch. */
+  /**
+   * The session id (a UUID v7 in lower-case canonical form; `isSessionId` checks the format).
+   * Stable across `append` and `to`; new for every branch.
+   */
   get id(): string {
     return this.lineage.id;
   }

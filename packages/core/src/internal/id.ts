@@ -56,3 +56,25 @@ export function newId(now: number = Date.now()): string {
   for (let i = 0; i < 6; i++) at = put(at, nextRandom());
   return String.fromCharCode.apply(null, chars);
 }
+
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The session id format in words, for error messages. */
+export const SESSION_ID_FORMAT =
+  'a session id is a UUID in lower-case canonical form (8-4-4-4-12 hex digits, such as "0190a5b2-7c3d-7e4f-8a1b-2c3d4e5f6a7b"); core makes UUID v7';
+
+/**
+ * Whether `value` has the session id format: a UUID in lower-case canonical form, as {@link newId}
+ * makes (any version is accepted, so ids made elsewhere as UUID v4 still read). Nothing else can
+ * appear in a file name built from a session id: no separator, dot, NUL or upper-case letter.
+ */
+export function isSessionId(value: unknown): value is string {
+  return typeof value === "string" && value.length === 36 && SESSION_ID.test(value);
+}
+
+/** A bounded, quoted preview of an untrusted string for an error message (NUL and control characters escaped). */
+export function previewString(value: string, max = 80): string {
+  return value.length <= max
+    ? JSON.stringify(value)
+    : `${JSON.stringify(value.slice(0, max))}… (${value.length} characters)`;
+}

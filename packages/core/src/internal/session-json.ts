@@ -1,6 +1,7 @@
 import { type Chunk, type ChunkInput, createChunk } from "../chunk.js";
 import { OpenRathError } from "../errors.js";
 import { type LineageExtras, LineageNode, type LineageOp } from "../lineage.js";
+import { isSessionId, previewString, SESSION_ID_FORMAT } from "./id.js";
 import { exceedsDepth, MAX_JSON_DEPTH } from "./json-checks.js";
 
 /** A lineage node in JSON: parents by id. */
@@ -45,6 +46,18 @@ export function invalidSessionJson(what: string, details: Record<string, unknown
   });
 }
 
+/** The `invalid_session_json` error for an id (`what`) that is not a session id; the value is shown bounded. */
+function badId(what: string, id: string): never {
+  throw invalidSessionJson(
+    `${what} is ${previewString(id)}, which is not a session id: ${SESSION_ID_FORMAT}`,
+    {
+      field: what,
+      value: previewString(id),
+      length: id.length,
+    },
+  );
+}
+
 /** What {@link readSessionJSON} found in a session's JSON. */
 export interface SessionParts {
   readonly node: LineageNode;
@@ -80,6 +93,7 @@ export function readSessionJSON(json: unknown, truncated = false): SessionParts 
   if (d.version !== 1)
     bad(`unsupported "version" ${JSON.stringify(d.version)}; this core reads version 1`, d.version);
   if (typeof d.id !== "string" || d.id === "") bad(`"id" must be a non-empty string`, d.id);
+  if (!isSessionId(d.id)) badId(`"id"`, d.id as string);
   if (!Array.isArray(d.chunks)) bad(`"chunks" must be an array`, d.chunks);
   if (!Array.isArray(d.lineage)) bad(`"lineage" must be an array of nodes`, d.lineage);
   const id = d.id as string;
@@ -136,6 +150,8 @@ export function restoreLineage(raw: readonly unknown[]): Map<string, LineageNode
     ) {
       bad("node is missing id, op, operator, parents, length or createdAt", r);
     }
+    if (!isSessionId(n!.id)) badId("a lineage node id", n!.id!);
+    for (const parent of n!.parents!) if (!isSessionId(parent)) badId(`node ${n!.id}'s parent id`, parent);
     if (!Number.isSafeInteger(n!.length) || n!.length! < 0)
       bad(`node ${n!.id} has length ${n!.length}; a length is a whole number of chunks`, r);
     if (!Number.isFinite(n!.createdAt)) bad(`node ${n!.id} has a createdAt that is not a finite number`, r);

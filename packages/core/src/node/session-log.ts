@@ -4,11 +4,13 @@ import { homedir, hostname } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Chunk } from "../chunk.js";
 import { OpenRathError, SessionLogError } from "../errors.js";
+import { isSessionId } from "../internal/id.js";
 import { lineageToJSON } from "../internal/session-json.js";
 import type { JsonValue } from "../json.js";
 import type { Placement } from "../placement.js";
 import { type LineageNodeJSON, restoreSession, Session, type SessionJSON } from "../session.js";
 import { type Usage, ZERO_USAGE } from "../usage.js";
+import { checkSessionId, sessionLogPath } from "./internal/log-path.js";
 
 /** The log format version this core writes and the newest it reads. */
 export const SESSION_LOG_VERSION = 1;
@@ -159,7 +161,10 @@ export class SessionLogWriter {
    *
    * @throws {SessionLogError} `log_locked` if another writer holds the session; `log_exists` if a
    *   closed log for this session is already there; `log_conflict` if a crashed partial log holds
-   *   chunks this session does not have (nothing is overwritten then).
+   *   chunks this session does not have (nothing is overwritten then); `log_path_outside_dir` if
+   *   `<dir>/<id>.jsonl` would resolve outside `dir`.
+   * @throws {OpenRathError} `invalid_session_id` if the session's id is not a session id (only a
+   *   forged session has one), before any file is touched.
    */
   static async open(session: Session, options: SessionLogWriterOptions = {}): Promise<SessionLogWriter> {
     if (!(session instanceof Session)) {
@@ -167,7 +172,10 @@ export class SessionLogWriter {
         details: { value: session },
       });
     }
-    const path = resolve(options.path ?? join(options.dir ?? defaultSessionLogDir(), `${session.id}.jsonl`));
+    checkSessionId(session.id, "SessionLogWriter.open");
+    const path = options.path
+      ? resolve(options.path)
+      : sessionLogPath(options.dir ?? defaultSessionLogDir(), session.id, "SessionLogWriter.open");
     if (!path.endsWith(".jsonl")) {
       throw new OpenRathError("invalid_argument", `A session log path must end in ".jsonl", got ${path}.`, {
         details: { path },
@@ -525,7 +533,10 @@ export interface SessionLogEntry {
   readonly createdAt: string;
 }
 
-/** The logs in `dir` (default {@link defaultSessionLogDir}), oldest first. Unreadable files are skipped. */
+/**
+ * The logs in `dir` (default {@link defaultSessionLogDir}), oldest first. Unreadable files, and
+ * files whose header id is not a session id, are skipped.
+ */
 export async function listSessionLogs(dir: string = defaultSessionLogDir()): Promise<SessionLogEntry[]> {
   let names: string[];
   try {
@@ -540,7 +551,8 @@ export async function listSessionLogs(dir: string = defaultSessionLogDir()): Pro
     try {
       const first = (await readFile(path, "utf8")).split("\n", 1)[0]!;
       const header = JSON.parse(first) as SessionLogHeader;
-      if (header.record_type !== "header") continue;
+      // A header whose id is not a session id is not a log core wrote (nor one it can read back).
+      if (header.record_type !== "header" || !isSessionId(header.id)) continue;
       out.push({ id: header.id, path, closed: name.endsWith(".jsonl"), createdAt: header.created_at });
     } catch {
       // Not a log, or a header torn by a crash: nothing to list.
@@ -554,12 +566,17 @@ export async function listSessionLogs(dir: string = defaultSessionLogDir()): Pro
 /**
  * Writes each session as a closed log `<id>.jsonl` in `dir` (a run's sessions, say, from a
  * `RunRecorder`), replacing logs of the same ids. Returns the paths.
+ *
+ * @throws {OpenRathError} `invalid_session_id` for a session whose id is not a session id, and
+ *   {@link SessionLogError} `log_path_outside_dir` for a file name that would leave `dir`; either
+ *   before that session's file is removed or written.
  */
 export async function writeSessionLogs(sessions: Iterable<Session>, dir: string): Promise<string[]> {
   await mkdir(dir, { recursive: true });
   const paths: string[] = [];
   for (const session of sessions) {
-    const path = join(dir, `${session.id}.jsonl`);
+    // Checked before the unlink: a forged id must not reach any file outside `dir`.
+    const path = sessionLogPath(dir, session.id, "writeSessionLogs");
     await unlink(path).catch(() => {});
     paths.push(await writeSessionLog(session, { path }));
   }
