@@ -181,7 +181,7 @@ export interface ToolDefinition<Args, Result> {
    * runtime records `idempotent` and `non_idempotent` calls in its effect ledger and uses the class
    * to decide what to do with a call a crash left unfinished: `none`, `read_only` and keyed
    * `idempotent` calls are made again; `non_idempotent` and unkeyed `idempotent` ones park the run
-   * for a human's review.
+   * in `needs_review` for an operator to resolve.
    */
   readonly effect?: EffectClass;
   /**
@@ -219,6 +219,15 @@ function cleanSchema(schema: Record<string, unknown>): JsonObject {
  * Defines a tool. Arguments are validated before `execute` runs: invalid ones go back to the model
  * as an `invalid_tool_arguments` result, never into your code.
  *
+ * Declare what a call does to the world with `effect` ({@link EffectClass}). A tool that declares
+ * none is `non_idempotent`: under the durable runtime, a call whose outcome a crash left unknown
+ * (its worker lost the lease mid-call) is not sent again, and the run parks in `needs_review` until
+ * an operator resolves that call (succeeded with its result, failed, or retry). Declare `read_only`
+ * or `none` for calls that are safe to repeat, and `idempotent` with an `idempotencyKey` for calls
+ * the service deduplicates by key (they are sent again with the same key; an `idempotent` tool
+ * without a key is reviewed like a `non_idempotent` one). Outside a durable run the class changes
+ * nothing.
+ *
  * @example
  * ```ts
  * const wordCount = defineTool({
@@ -226,7 +235,16 @@ function cleanSchema(schema: Record<string, unknown>): JsonObject {
  *   description: "Count the words in a text",
  *   parameters: z.object({ text: z.string() }),
  *   parallel: true,
+ *   effect: "none", // pure computation: safe to repeat after a crash
  *   execute: ({ text }) => ({ words: text.split(/\s+/).filter(Boolean).length }),
+ * });
+ * const createInvoice = defineTool({
+ *   name: "create_invoice",
+ *   description: "Create the invoice of an order",
+ *   parameters: z.object({ orderId: z.string(), cents: z.number().int() }),
+ *   effect: "idempotent", // sent again after a crash, with the same key
+ *   idempotencyKey: ({ orderId }) => `invoice:${orderId}`,
+ *   execute: (args, { idempotencyKey }) => billing.createInvoice(args, { idempotencyKey }),
  * });
  * ```
  * @throws {OpenRathError} `invalid_argument` for a bad name or a schema that cannot give JSON Schema.
