@@ -9,6 +9,7 @@ export {
   mcpTools,
 } from "./mcp-tools.js";
 export {
+  type McpHttpTransportOptions,
   type McpWorkflowServer,
   type ServeWorkflowOptions,
   serveWorkflowAsMcp,

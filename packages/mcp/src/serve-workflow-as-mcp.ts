@@ -13,6 +13,7 @@ import {
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import { Agent, OpenRathError, type RunEvent, type Runnable, Session } from "@openrath/core";
+import { type GuardSettings, guardRequest, guardSettings } from "./internal/http-guard.js";
 import { exposedToolNames } from "./internal/tool-names.js";
 
 /** Options of {@link serveWorkflowAsMcp}. */
@@ -28,7 +29,30 @@ export interface ServeWorkflowOptions {
    * `{ port }`: Streamable HTTP at `http://127.0.0.1:<port>/mcp`; port 0 picks a free one.
    * Only loopback is offered: put a proxy with authentication in front to serve further.
    */
-  readonly transport?: "stdio" | { readonly port: number; readonly host?: "127.0.0.1" };
+  readonly transport?: "stdio" | McpHttpTransportOptions;
+}
+
+/** The Streamable HTTP transport of {@link serveWorkflowAsMcp}. */
+export interface McpHttpTransportOptions {
+  /** Port on 127.0.0.1; 0 picks a free one. */
+  readonly port: number;
+  /** Only `"127.0.0.1"` is offered. */
+  readonly host?: "127.0.0.1";
+  /**
+   * Origins whose browser pages may call the server, such as `["http://localhost:5173"]`
+   * (`scheme://host[:port]`). A request with an `Origin` header not listed is refused with 403
+   * (DNS rebinding and cross-site protection, as the MCP specification requires); requests without
+   * `Origin` (clients that are not browsers) are not affected. Default: none, so every browser
+   * page is refused. Listed origins get CORS headers and an answer to their preflight.
+   */
+  readonly allowedOrigins?: readonly string[];
+  /**
+   * When set, every request must carry `Authorization: Bearer <token>` (compared in constant time),
+   * else 401 with `WWW-Authenticate: Bearer`. At least 16 characters of RFC 6750 token syntax
+   * (`A-Z a-z 0-9 - . _ ~ + /`, then `=` padding), such as `randomBytes(32).toString("base64url")`.
+   * Default: none.
+   */
+  readonly bearerToken?: string;
 }
 
 /** A running MCP server made by {@link serveWorkflowAsMcp}. */
@@ -255,6 +279,7 @@ async function serveHttp(
   name: string,
   version: string,
   port: number,
+  guard: GuardSettings,
 ): Promise<McpWorkflowServer> {
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server }>();
   let hosts: Set<string> = new Set();
@@ -267,11 +292,8 @@ async function serveHttp(
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // DNS-rebinding guard: a browser page on another site cannot make its requests carry our host.
-    if (!hosts.has(req.headers.host ?? "")) {
-      jsonRpcError(res, 403, -32000, `Host ${JSON.stringify(req.headers.host)} is not allowed.`);
-      return;
-    }
+    // Host, Origin (DNS rebinding, other sites' pages), then the bearer token, before MCP sees it.
+    if (guardRequest(req, res, hosts, guard)) return;
     if (new URL(req.url ?? "/", "http://127.0.0.1").pathname !== "/mcp") {
       jsonRpcError(res, 404, -32000, "Not found: the MCP endpoint is /mcp.");
       return;
@@ -370,8 +392,9 @@ async function serveHttp(
  * const server = await serveWorkflowAsMcp(writer);           // stdio
  * await server.closed;
  *
- * // or over HTTP on loopback
- * const http = await serveWorkflowAsMcp(writer, { transport: { port: 0 } });
+ * // or over HTTP on loopback, for callers that send the token
+ * const token = randomBytes(32).toString("base64url");
+ * const http = await serveWorkflowAsMcp(writer, { transport: { port: 0, bearerToken: token } });
  * console.error(http.url);                                    // http://127.0.0.1:<port>/mcp
  * ```
  * @throws {OpenRathError} `invalid_argument` for a bad workflow or option.
@@ -391,7 +414,7 @@ export async function serveWorkflowAsMcp(
   const version = options.version ?? "0.1.0";
   const transport = options.transport ?? "stdio";
   if (transport === "stdio") return serveStdio(entries, name, version);
-  const { port, host = "127.0.0.1" } = transport;
+  const { port, host = "127.0.0.1", allowedOrigins, bearerToken } = transport;
   if (host !== "127.0.0.1") {
     throw new OpenRathError(
       "invalid_argument",
@@ -404,5 +427,5 @@ export async function serveWorkflowAsMcp(
       `serveWorkflowAsMcp: port must be an integer from 0 (any free port) to 65535, got ${String(port)}.`,
     );
   }
-  return serveHttp(entries, name, version, port);
+  return serveHttp(entries, name, version, port, guardSettings(allowedOrigins, bearerToken));
 }
