@@ -12,6 +12,8 @@ export function packageProject(name: string, overrides: ViteUserConfig["test"] =
       name,
       include: ["src/**/*.test.ts", "test/**/*.test.ts"],
       typecheck: { enabled: true, include: ["src/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },
+      // Workers log JSON lines by default; tests that check logging pass their own logger.
+      env: { OPENRATH_LOG_LEVEL: process.env.OPENRATH_LOG_LEVEL ?? "silent", ...overrides.env },
       ...overrides,
     },
   });

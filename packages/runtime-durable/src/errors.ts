@@ -31,7 +31,8 @@ import { OpenRathError, type OpenRathErrorOptions } from "@openrath/core";
  * - `journal_conflict`: two calls of one step attempt claimed one journal position (a run scope not
  *   shared), or a position recorded twice with different requests.
  * - `run_parked`: the step parked its run (an interrupt, an effect under review); the worker stops
- *   without writing. Control flow, never stored as a run's error.
+ *   without writing. Never stored as a run's error; also what `runtime.wait` and `runtime.result`
+ *   reject with when the run they wait for parks (its details name the interrupts and effects).
  * - `effect_conflict`: an idempotency key reused with another tool or other arguments, or an effect
  *   in a state that forbids the write (in flight, under review, ambiguous and unsafe to repeat).
  * - `effect_not_found` / `effect_not_under_review`: resolving an effect that does not exist or is
@@ -40,6 +41,9 @@ import { OpenRathError, type OpenRathErrorOptions } from "@openrath/core";
  *   already decided or expired.
  * - `invalid_decision`: a decision with an unknown kind, no actor, or a payload its schema refuses.
  * - `interrupt_timeout`: (a run's error) an interrupt expired without a declared default.
+ * - `runtime_closed`: a call on a runtime after `close()`.
+ * - `worker_stopping`: (a step signal's reason) the worker is stopping and its drain deadline
+ *   passed; the run is handed to another worker.
  */
 export type DurableErrorCode =
   | "invalid_definition"
@@ -74,7 +78,8 @@ export type DurableErrorCode =
   | "interrupt_decided"
   | "invalid_decision"
   | "interrupt_timeout"
-  | "runtime_closed";
+  | "runtime_closed"
+  | "worker_stopping";
 
 /** Errors of the durable runtime and its stores; match on {@link DurableError.code}. */
 export class DurableError extends OpenRathError {

@@ -91,13 +91,20 @@ export type {
 } from "./definition/types.js";
 export { DurableError, type DurableErrorCode } from "./errors.js";
 export { canonicalJson, sha256 } from "./internal/canonical.js";
+export {
+  MAX_IDEMPOTENCY_KEY,
+  MAX_METADATA_BYTES,
+  MAX_TENANT_ID,
+} from "./internal/validate.js";
 // The step journal, the effect ledger and interrupts (issue 13).
 export * from "./journal/index.js";
 export {
   createDurableRuntime,
   DurableRuntime,
   type DurableRuntimeOptions,
+  type ParkedRunDetails,
   type SubmitOptions,
+  type WaitOptions,
 } from "./runtime.js";
 export {
   type FollowedEvent,
@@ -110,4 +117,10 @@ export { HeardRuns } from "./signals/heard-runs.js";
 export { inProcessSignals } from "./signals/in-process-signals.js";
 export { publishCommits } from "./signals/publishing-store.js";
 export type { IsolatedContext } from "./worker/isolated-executor.js";
-export { DurableWorker, type WorkerOptions } from "./worker/worker.js";
+export { DurableWorker, type StopOptions, type WorkerOptions } from "./worker/worker.js";
+export {
+  type JsonLinesLogOptions,
+  jsonLinesLog,
+  type LogLevel,
+  type WorkerLog,
+} from "./worker/worker-log.js";

@@ -1,6 +1,6 @@
 import type { JsonObject, Session } from "@openrath/core";
 import { baseOf, encodeCheckpoint, restoreSession } from "./checkpoint-codec.js";
-import type { CheckpointWrite, RunEvent, RunRecord, SubmitInput } from "./contract/records.js";
+import type { CheckpointWrite, ListRunsQuery, RunEvent, RunRecord, SubmitInput } from "./contract/records.js";
 import type { RunStoreV1 } from "./contract/run-store.js";
 import type { SignalsV1 } from "./contract/signals.js";
 import { isTerminal, type RunStatus } from "./contract/status.js";
@@ -9,14 +9,23 @@ import { type DurableDefinitionSource, definitionOf } from "./definition/durable
 import { EffectOperations } from "./effects/effect-operations.js";
 import { DurableError } from "./errors.js";
 import { canonicalJson, sha256 } from "./internal/canonical.js";
-import { InterruptOperations } from "./interrupts/interrupt-operations.js";
+import {
+  checkIdentifier,
+  checkJsonObject,
+  checkTime,
+  MAX_IDEMPOTENCY_KEY,
+  MAX_METADATA_BYTES,
+  MAX_OBJECT_ID,
+  MAX_TENANT_ID,
+} from "./internal/validate.js";
+import { InterruptOperations, type OperatorScope } from "./interrupts/interrupt-operations.js";
 import { journalMiddleware } from "./journal/journal-middleware.js";
 import type { JournalStoreV1 } from "./journal/journal-store.js";
 import { publishingJournal } from "./journal/publishing-journal.js";
 import { type FollowedEvent, type FollowRunOptions, followRun } from "./signals/follow-run.js";
 import { publishCommits } from "./signals/publishing-store.js";
 import { FreshVisits, RecentIds, RecentRuns, SubmittedSessions } from "./worker/handoff.js";
-import { DurableWorker, type WorkerOptions } from "./worker/worker.js";
+import { DurableWorker, type StopOptions, type WorkerOptions } from "./worker/worker.js";
 
 /** Options of {@link createDurableRuntime}. */
 export interface DurableRuntimeOptions {
@@ -26,24 +35,67 @@ export interface DurableRuntimeOptions {
    * signals (Redis) are published after every committed write, beside the store's own.
    */
   readonly signals?: SignalsV1;
-  /** The tenant of submissions that name none (default `"default"`). */
+  /**
+   * The tenant this runtime acts for (default `"default"`): every call is scoped to it unless it
+   * names another with `{ tenantId }`. Another tenant's run is not found, never shown or touched.
+   */
   readonly tenantId?: string;
+  /**
+   * How far in the past a submission's `deadline` or `notBefore` may lie, for clock skew between
+   * this process and the database (default 60 000 ms). Earlier is `invalid_argument`.
+   */
+  readonly clockSkewMs?: number;
 }
 
-/** Options of {@link DurableRuntime.submit}. */
+/** Options of {@link DurableRuntime.submit}. Each is checked before anything is written (`invalid_argument`). */
 export interface SubmitOptions {
+  /** The run's tenant (default: the runtime's); at most 128 characters, no control characters. */
   readonly tenantId?: string;
-  /** Resubmitting with the same key returns the first run (same request) or fails (different one). */
+  /**
+   * Resubmitting with the same key returns the first run (same request) or fails (different one).
+   * At most 256 characters, no control characters.
+   */
   readonly idempotencyKey?: string;
   /** −100..100, higher first (default 0). */
   readonly priority?: number;
-  /** The run times out at this time (a `Date` or epoch milliseconds). */
+  /**
+   * The run times out at this time (a valid `Date` or epoch milliseconds, not in the past by more
+   * than `clockSkewMs`, after `notBefore`).
+   */
   readonly deadline?: Date | number;
-  /** Not started before this time. */
+  /** Not started before this time (as `deadline`, not in the past by more than `clockSkewMs`). */
   readonly notBefore?: Date | number;
-  /** Caller data kept with the run and shown to steps as `ctx.metadata`. */
+  /**
+   * Caller data kept with the run and shown to steps as `ctx.metadata`: a plain JSON object of at
+   * most 64 KiB as JSON ({@link MAX_METADATA_BYTES}).
+   */
   readonly metadata?: JsonObject;
 }
+
+/** Options of {@link DurableRuntime.wait} and {@link DurableRuntime.result}. */
+export interface WaitOptions extends OperatorScope {
+  readonly signal?: AbortSignal;
+  /**
+   * What a park (`waiting` for an interrupt, `needs_review` for an effect) does to the wait:
+   * `"throw"` (default) rejects with `run_parked`, naming the interrupts or effects the run waits
+   * on; `"return"` resolves with the parked run (`wait` only); `"wait"` waits through parks until
+   * the run ends.
+   */
+  readonly onPark?: "throw" | "return" | "wait";
+}
+
+/** What a parked run waits on, in the details of a `run_parked` error from `wait` or `result`. */
+export interface ParkedRunDetails {
+  readonly runId: string;
+  readonly status: "waiting" | "needs_review";
+  /** Pending interrupts: decide them with `runtime.interrupts.decide`. */
+  readonly interrupts: readonly { readonly id: string; readonly kind: string; readonly stepId: string }[];
+  /** Effects under review: resolve them with `runtime.effects.resolve`. */
+  readonly effects: readonly { readonly id: string; readonly tool: string; readonly stepId: string }[];
+}
+
+const isParked = (status: RunStatus): status is "waiting" | "needs_review" =>
+  status === "waiting" || status === "needs_review";
 
 const HASH = /^[0-9a-f]{64}$/;
 
@@ -74,7 +126,9 @@ function requestContent(session: Session): unknown[] {
 export class DurableRuntime {
   readonly store: RunStoreV1;
   readonly signals: SignalsV1;
-  private readonly tenantId: string;
+  /** The tenant this runtime acts for (see {@link DurableRuntimeOptions.tenantId}). */
+  readonly tenantId: string;
+  private readonly clockSkewMs: number;
   private readonly byHash = new Map<string, CompiledPlan>();
   private readonly byName = new Map<string, CompiledPlan>();
   /** Sessions submitted here, for this runtime's workers (their first step needs no read). */
@@ -96,7 +150,8 @@ export class DurableRuntime {
     // Signals the store does not publish itself get every commit's signals from the runtime.
     this.store =
       this.signals === options.store.signals ? options.store : publishCommits(options.store, this.signals);
-    this.tenantId = options.tenantId ?? "default";
+    this.tenantId = checkIdentifier("tenantId", options.tenantId ?? "default", MAX_TENANT_ID);
+    this.clockSkewMs = Math.max(0, options.clockSkewMs ?? 60_000);
     const journal = this.store.journal;
     const published =
       journal && this.signals !== options.store.signals ? publishingJournal(journal, this.signals) : journal;
@@ -166,17 +221,8 @@ export class DurableRuntime {
         { details: { workflow } },
       );
     }
+    const { tenantId, priority, deadline, notBefore } = this.checkSubmit(options);
     const entry = this.byHash.get(planHash)?.entry ?? (await this.entryOf(planHash));
-    const tenantId = options.tenantId ?? this.tenantId;
-    const priority = options.priority ?? 0;
-    if (!Number.isInteger(priority) || priority < -100 || priority > 100) {
-      throw new DurableError(
-        "invalid_argument",
-        `Priority must be an integer from -100 to 100, got ${priority}.`,
-      );
-    }
-    const deadline = options.deadline === undefined ? undefined : +options.deadline;
-    const notBefore = options.notBefore === undefined ? undefined : +options.notBefore;
     const sessionIds = [session.id, ...session.lineage.parents.map((p) => p.id)];
     const fields = { sequence: 0, stepId: null, nextStep: entry };
     // Only compared when the key is reused: without a key, no fingerprint (and no serialization of the session).
@@ -274,6 +320,54 @@ export class DurableRuntime {
     }
   }
 
+  /** The submission's options, checked before anything reaches the store. */
+  private checkSubmit(options: SubmitOptions) {
+    if (typeof options !== "object" || options === null)
+      throw new DurableError("invalid_argument", "submit options must be an object.");
+    const tenantId = this.tenantOf(options);
+    if (options.idempotencyKey !== undefined)
+      checkIdentifier("idempotencyKey", options.idempotencyKey, MAX_IDEMPOTENCY_KEY);
+    const priority = options.priority ?? 0;
+    if (!Number.isInteger(priority) || priority < -100 || priority > 100) {
+      throw new DurableError(
+        "invalid_argument",
+        `priority must be an integer from -100 to 100, got ${priority}.`,
+        { details: { option: "priority" } },
+      );
+    }
+    const now = Date.now();
+    const time = (name: "deadline" | "notBefore") =>
+      options[name] === undefined ? undefined : checkTime(name, options[name], now, this.clockSkewMs);
+    const deadline = time("deadline");
+    const notBefore = time("notBefore");
+    if (deadline !== undefined && notBefore !== undefined && deadline <= notBefore) {
+      throw new DurableError(
+        "invalid_argument",
+        `deadline (${new Date(deadline).toISOString()}) must be after notBefore (${new Date(notBefore).toISOString()}): the run could never start.`,
+        { details: { option: "deadline" } },
+      );
+    }
+    if (options.metadata !== undefined) checkJsonObject("metadata", options.metadata, MAX_METADATA_BYTES);
+    return { tenantId, priority, deadline, notBefore };
+  }
+
+  /** The tenant a call acts in: the one it names (checked), else the runtime's. */
+  private tenantOf(scope: OperatorScope | undefined): string {
+    const tenantId = scope?.tenantId;
+    return tenantId === undefined ? this.tenantId : checkIdentifier("tenantId", tenantId, MAX_TENANT_ID);
+  }
+
+  /**
+   * The run in the call's tenant.
+   *
+   * @throws {DurableError} `run_not_found` when there is none (another tenant's run included).
+   */
+  private async runOf(runId: string, scope: OperatorScope | undefined): Promise<RunRecord> {
+    const run = await this.get(runId, scope);
+    if (!run) throw new DurableError("run_not_found", `No run ${runId}.`, { details: { runId } });
+    return run;
+  }
+
   private async entryOf(planHash: string): Promise<string> {
     const plan = await this.store.getPlan(planHash);
     if (!plan) {
@@ -284,27 +378,71 @@ export class DurableRuntime {
     return String(plan.definition.entry);
   }
 
-  /** The run, or `undefined`. */
-  get(runId: string, tenantId?: string): Promise<RunRecord | undefined> {
-    return this.store.getRun(runId, tenantId);
+  /**
+   * The run, or `undefined` (also for a run of another tenant than the call's).
+   *
+   * @throws {DurableError} `invalid_argument` for a run id that is not a short string without
+   *   control characters.
+   */
+  async get(runId: string, scope?: OperatorScope): Promise<RunRecord | undefined> {
+    checkIdentifier("runId", runId, MAX_OBJECT_ID);
+    return this.store.getRun(runId, this.tenantOf(scope));
   }
 
-  /** Cancels a run; the worker holding it aborts the step's signal. */
-  cancel(runId: string, reason?: string): Promise<RunRecord> {
+  /**
+   * Runs of the call's tenant, oldest first, filtered by status, session or plan; keyset-paged:
+   * pass the last run's id as `after` for the next page (`limit` 1..1000, default 100).
+   *
+   * @example
+   * ```ts
+   * const page = await runtime.listRuns({ status: ["running", "queued"], limit: 50 });
+   * const next = await runtime.listRuns({ status: ["running", "queued"], limit: 50, after: page.at(-1)?.id });
+   * ```
+   */
+  async listRuns(query: Omit<ListRunsQuery, "tenantId"> & OperatorScope = {}): Promise<RunRecord[]> {
+    const { tenantId: _tenant, ...filters } = query;
+    if (filters.after !== undefined) checkIdentifier("after", filters.after, MAX_OBJECT_ID);
+    return this.store.listRuns({ ...filters, tenantId: this.tenantOf(query) });
+  }
+
+  /**
+   * Cancels a run of the call's tenant; the worker holding it aborts the step's signal.
+   *
+   * @throws {DurableError} `run_not_found` (another tenant's run included), `invalid_transition`
+   *   when the run has already ended.
+   */
+  async cancel(runId: string, reason?: string, scope?: OperatorScope): Promise<RunRecord> {
+    await this.runOf(runId, scope);
     return this.store.cancel(runId, reason === undefined ? {} : { reason });
   }
 
   /**
-   * Waits until the run is terminal (or parked, with `parked: true`), woken by its event
-   * notifications rather than by polling.
+   * Waits until the run ends, woken by its event notifications rather than by polling. A park
+   * settles the wait too, by default with a `run_parked` error whose details
+   * ({@link ParkedRunDetails}) name the interrupts or effects the run waits on; `onPark: "return"`
+   * resolves with the parked run instead, `onPark: "wait"` waits through parks.
    *
-   * @throws {DurableError} `run_not_found`; the signal's reason when `signal` fires.
+   * @throws {DurableError} `run_not_found` (another tenant's run included); `run_parked`; the
+   *   signal's reason when `signal` fires.
    */
-  async wait(runId: string, options: { signal?: AbortSignal; parked?: boolean } = {}): Promise<RunRecord> {
+  async wait(runId: string, options: WaitOptions = {}): Promise<RunRecord> {
+    const tenantId = this.tenantOf(options);
+    checkIdentifier("runId", runId, MAX_OBJECT_ID);
+    const onPark = options.onPark ?? "throw";
+    if (onPark !== "throw" && onPark !== "return" && onPark !== "wait")
+      throw new DurableError(
+        "invalid_argument",
+        `onPark must be "throw", "return" or "wait", got ${String(onPark)}.`,
+      );
+    const done = (status: RunStatus) => isTerminal(status) || (onPark !== "wait" && isParked(status));
+    const settle = async (run: RunRecord): Promise<RunRecord> => {
+      if (run.tenantId !== tenantId)
+        throw new DurableError("run_not_found", `No run ${runId}.`, { details: { runId } });
+      if (onPark === "throw" && isParked(run.status)) throw await this.parkedError(run);
+      return run;
+    };
     let wake: (() => void) | undefined;
     let pending = false;
-    const done = (status: RunStatus) =>
-      isTerminal(status) || (options.parked === true && (status === "waiting" || status === "needs_review"));
     let final = false;
     const poke = () => {
       pending = true;
@@ -354,10 +492,10 @@ export class DurableRuntime {
         if (final) await new Promise((resolve) => setImmediate(resolve));
         final = false;
         const known = endedHere();
-        if (known) return known;
-        const run = await this.store.getRun(runId);
+        if (known) return await settle(known);
+        const run = await this.store.getRun(runId, tenantId);
         if (!run) throw new DurableError("run_not_found", `No run ${runId}.`, { details: { runId } });
-        if (done(run.status)) return run;
+        if (done(run.status)) return await settle(run);
         if (pending) continue;
         // Woken by the run's next event; a slow safety re-read covers a notification lost in a reconnect.
         await new Promise<void>((resolve) => {
@@ -373,8 +511,47 @@ export class DurableRuntime {
     }
   }
 
-  /** Waits for the run to succeed and returns its final Session. @throws a `DurableError` with the run's error otherwise. */
-  async result(runId: string, options: { signal?: AbortSignal } = {}): Promise<Session> {
+  /** The `run_parked` error of a parked run, naming what it waits on (from the journal, when the store has one). */
+  private async parkedError(run: RunRecord): Promise<DurableError> {
+    const status = run.status as ParkedRunDetails["status"];
+    const journal = this.store.capabilities.journal ? this.journalStore : undefined;
+    const [interrupts, effects] = journal
+      ? await Promise.all([
+          journal.listInterrupts({ tenantId: run.tenantId, runId: run.id, status: "pending", limit: 200 }),
+          journal.listEffects({ tenantId: run.tenantId, runId: run.id, status: "needs_review", limit: 200 }),
+        ])
+      : [{ items: [] }, { items: [] }];
+    const details: ParkedRunDetails = {
+      runId: run.id,
+      status,
+      interrupts: interrupts.items.map((i) => ({ id: i.id, kind: i.kind, stepId: i.stepId })),
+      effects: effects.items.map((e) => ({ id: e.id, tool: e.tool, stepId: e.stepId })),
+    };
+    const what = [
+      ...details.interrupts.map((i) => `${i.kind} interrupt ${i.id} (step "${i.stepId}")`),
+      ...details.effects.map((e) => `effect ${e.id} of tool "${e.tool}" under review (step "${e.stepId}")`),
+    ];
+    const how =
+      status === "waiting"
+        ? "decide it with runtime.interrupts.decide"
+        : "resolve it with runtime.effects.resolve";
+    return new DurableError(
+      "run_parked",
+      `Run ${run.id} is parked (${status})${what.length > 0 ? ` waiting on ${what.join(", ")}` : ""}: ${how}, then wait again (or pass { onPark: "wait" } to wait through parks).`,
+      { details: { ...details } },
+    );
+  }
+
+  /**
+   * Waits for the run to succeed and returns its final Session.
+   *
+   * @throws {DurableError} with the run's error when it ends otherwise; `run_parked` when it
+   *   parks (unless `onPark: "wait"`); `run_not_found`.
+   */
+  async result(
+    runId: string,
+    options: Omit<WaitOptions, "onPark"> & { onPark?: "throw" | "wait" } = {},
+  ): Promise<Session> {
     const run = await this.wait(runId, options);
     if (run.status !== "succeeded") {
       throw new DurableError(
@@ -385,11 +562,20 @@ export class DurableRuntime {
         },
       );
     }
-    return this.session(runId);
+    return this.loadSession(run.id);
   }
 
-  /** The Session of the run's latest (or `sequence`) checkpoint. */
-  async session(runId: string, sequence?: number): Promise<Session> {
+  /**
+   * The Session of the run's latest (or `sequence`) checkpoint.
+   *
+   * @throws {DurableError} `run_not_found` (another tenant's run included).
+   */
+  async session(runId: string, sequence?: number, scope?: OperatorScope): Promise<Session> {
+    await this.runOf(runId, scope);
+    return this.loadSession(runId, sequence);
+  }
+
+  private async loadSession(runId: string, sequence?: number): Promise<Session> {
     const checkpoint = await this.store.loadCheckpoint(runId, sequence);
     if (!checkpoint)
       throw new DurableError("run_not_found", `No checkpoint ${sequence ?? "(latest)"} for run ${runId}.`);
@@ -405,12 +591,9 @@ export class DurableRuntime {
    */
   follow(
     runId: string,
-    options: { after?: number; signal?: AbortSignal; parked?: boolean } = {},
+    options: { after?: number; signal?: AbortSignal; parked?: boolean } & OperatorScope = {},
   ): AsyncGenerator<RunEvent> {
-    return followRun(this.store, this.signals, runId, {
-      ...options,
-      live: false,
-    }) as AsyncGenerator<RunEvent>;
+    return this.stream(runId, { ...options, live: false }) as AsyncGenerator<RunEvent>;
   }
 
   /**
@@ -419,10 +602,17 @@ export class DurableRuntime {
    * `ctx.emitLive` (token deltas), with no gap and no duplicate among the stored ones. Ends after
    * the event that ends the run (or parks it, with `parked: true`).
    *
-   * @throws {DurableError} `run_not_found`; the signal's reason when `signal` fires.
+   * @throws {DurableError} `run_not_found` (another tenant's run included); the signal's reason
+   *   when `signal` fires.
    */
-  stream(runId: string, options: FollowRunOptions = {}): AsyncGenerator<FollowedEvent> {
-    return followRun(this.store, this.signals, runId, options);
+  async *stream(
+    runId: string,
+    options: FollowRunOptions & OperatorScope = {},
+  ): AsyncGenerator<FollowedEvent> {
+    const { tenantId: _tenant, ...follow } = options;
+    // The run's tenant never changes: checked once, before anything of it is read.
+    await this.runOf(runId, options);
+    yield* followRun(this.store, this.signals, runId, follow);
   }
 
   /** A worker for the plans registered here (or `options.plans`). Call `start()` on it. */
@@ -463,13 +653,14 @@ export class DurableRuntime {
   }
 
   /**
-   * Shuts the runtime down so the process can exit: stops every worker made by {@link worker}
-   * (with `drain`, the default, once the runs in flight have ended; with
-   * `drain: false` they are aborted and given back to the queue at once), then closes the signals
-   * given to the runtime (when they are not the store's own) and the store. Idempotent; a worker
-   * cannot be made afterwards.
+   * Shuts the runtime down so the process can exit: every worker made by {@link worker} stops
+   * claiming, lets its steps in flight finish and commit within the drain deadline (`drainMs`,
+   * default the worker's, 10 s), aborts the ones past it, and hands its runs back to the queue
+   * so another worker continues them at once ({@link DurableWorker.stop}); then the signals given
+   * to the runtime (when they are not the store's own) and the store are closed. Idempotent; no
+   * worker can be made afterwards.
    */
-  close(options: { drain?: boolean } = {}): Promise<void> {
+  close(options: StopOptions = {}): Promise<void> {
     this.closing ??= (async () => {
       await Promise.allSettled([...this.workers].map((worker) => worker.stop(options)));
       this.workers.clear();
@@ -477,6 +668,48 @@ export class DurableRuntime {
       await this.store.close();
     })();
     return this.closing;
+  }
+
+  /**
+   * Closes the runtime when the process is asked to stop (SIGTERM from an orchestrator, SIGINT
+   * from a terminal), then exits: the workers hand their runs over within the drain deadline
+   * ({@link close}). A second signal exits at once. Returns a function that removes the handlers.
+   *
+   * @example
+   * ```ts
+   * const runtime = createDurableRuntime({ store });
+   * await runtime.worker({ drainMs: 20_000 }).start();
+   * runtime.closeOnSignals(); // Kubernetes: terminationGracePeriodSeconds above the drain deadline
+   * ```
+   */
+  closeOnSignals(
+    options: StopOptions & {
+      readonly signals?: readonly NodeJS.Signals[];
+      /** Exit the process once closed (default true), with code 0, or 1 when closing failed. */
+      readonly exit?: boolean;
+    } = {},
+  ): () => void {
+    const signals = options.signals ?? ["SIGTERM", "SIGINT"];
+    let received = false;
+    const onSignal = (name: NodeJS.Signals) => {
+      if (received) process.exit(130);
+      received = true;
+      this.close(options).then(
+        () => {
+          if (options.exit !== false) process.exit(0);
+        },
+        (error: unknown) => {
+          process.stderr.write(
+            `openrath: closing on ${name} failed: ${(error as Error)?.message ?? error}\n`,
+          );
+          if (options.exit !== false) process.exit(1);
+        },
+      );
+    };
+    for (const name of signals) process.on(name, onSignal);
+    return () => {
+      for (const name of signals) process.off(name, onSignal);
+    };
   }
 }
 

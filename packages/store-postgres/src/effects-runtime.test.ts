@@ -127,7 +127,7 @@ describe("the effect ledger on the durable runtime (PGlite)", () => {
     // The worker goes away with the call in flight: the run is given back, the call's outcome unknown.
     await first.stop({ drain: false });
     await harness.worker(runtime, [flow()], { workerId: "second", leaseMs: 600 });
-    const parked = await runtime.wait(run.id, { parked: true });
+    const parked = await runtime.wait(run.id, { onPark: "return" });
     expect(parked.status).toBe("needs_review");
     await new Promise((r) => setTimeout(r, 1000));
     expect((await store.getRun(run.id))?.status).toBe("needs_review");
@@ -187,7 +187,7 @@ describe("the effect ledger on the durable runtime (PGlite)", () => {
       await eventually(async () => send.executions.length === 1, "the call to be dispatched");
       await first.stop({ drain: false });
       await harness.worker(runtime, [flow()], { workerId: `${name}-2` });
-      await runtime.wait(run.id, { parked: true });
+      await runtime.wait(run.id, { onPark: "return" });
       const [effect] = (await runtime.effects.list({ runId: run.id })).items;
       await runtime.effects.resolve(
         effect!.id,

@@ -85,7 +85,7 @@ describe("interrupts on the durable runtime (PGlite)", () => {
     await harness.worker(runtime, [flow]);
     const run = await runtime.submit("ask-twice", Session.fromUserMessage("plan a trip"));
 
-    const waiting = await runtime.wait(run.id, { parked: true });
+    const waiting = await runtime.wait(run.id, { onPark: "return" });
     expect(waiting).toMatchObject({ status: "waiting", leaseHolder: null });
     const first = await runtime.interrupts.list();
     expect(first.items).toHaveLength(1);
@@ -182,8 +182,11 @@ describe("interrupts on the durable runtime (PGlite)", () => {
       metadata: { withDefault: true },
     });
     const b = await runtime.submit("impatient", Session.fromUserMessage("b"));
-    expect((await runtime.result(a.id)).text()).toBe("reject by openrath-system: nobody answered");
-    expect(await runtime.wait(b.id)).toMatchObject({
+    // Both park first; the interrupts' timeouts settle them without anyone deciding.
+    expect((await runtime.result(a.id, { onPark: "wait" })).text()).toBe(
+      "reject by openrath-system: nobody answered",
+    );
+    expect(await runtime.wait(b.id, { onPark: "wait" })).toMatchObject({
       status: "timed_out",
       error: { code: "interrupt_timeout", stepId: "ask" },
     });
@@ -312,7 +315,7 @@ describe("interrupts on the durable runtime (PGlite)", () => {
     // A long lease: the worker's safety sweep (a third of it) would take 20 s to notice the run.
     await harness.worker(runtime, [flow], { leaseMs: 60_000 });
     const run = await runtime.submit("woken", Session.fromUserMessage("x"));
-    await runtime.wait(run.id, { parked: true, signal: AbortSignal.timeout(10_000) });
+    await runtime.wait(run.id, { onPark: "return", signal: AbortSignal.timeout(10_000) });
     const [pending] = (await runtime.interrupts.list()).items;
     const decided = Date.now();
     await runtime.interrupts.decide(pending!.id, { kind: "approve", actor: "ana" });
@@ -333,7 +336,7 @@ describe("interrupts on the durable runtime (PGlite)", () => {
       );
     const worker = await harness.worker(runtime, [flow()]);
     const run = await runtime.submit("handover", Session.fromUserMessage("x"));
-    await runtime.wait(run.id, { parked: true });
+    await runtime.wait(run.id, { onPark: "return" });
     await worker.stop({ drain: false });
     const other = createDurableRuntime({ store });
     await harness.worker(other, [flow()], { workerId: "other" });
@@ -350,7 +353,7 @@ async function eventuallyWaitingOn(
 ): Promise<void> {
   const deadline = Date.now() + 15_000;
   for (;;) {
-    const run = await runtime.wait(runId, { parked: true });
+    const run = await runtime.wait(runId, { onPark: "return" });
     const pending = (await runtime.interrupts.list({ runId })).items;
     if (run.status === "waiting" && pending.some((i) => i.kind === kind)) return;
     if (Date.now() > deadline) throw new Error(`run ${runId} is ${run.status}, not waiting on ${kind}`);

@@ -223,7 +223,7 @@ if (postgres.available) {
       await first.kill();
       const second = await spawn(false);
       await second.ready;
-      const parked = await runtime.wait(run.id, { parked: true, signal: AbortSignal.timeout(30_000) });
+      const parked = await runtime.wait(run.id, { onPark: "return", signal: AbortSignal.timeout(30_000) });
       expect(parked.status).toBe("needs_review");
       // Two more lease lengths on a live worker: still parked, still sent once.
       await new Promise((r) => setTimeout(r, 2 * LEASE_MS));

@@ -2,6 +2,7 @@ import type { JsonObject, JsonValue, StandardSchemaLike } from "@openrath/core";
 import { validateJsonSchema } from "@openrath/core/backend";
 import type { InterruptDecision, InterruptRequest } from "../contract/step-context.js";
 import { DurableError } from "../errors.js";
+import { isJson } from "../internal/validate.js";
 import { DECISION_KINDS, type DecisionInput, INTERRUPT_KINDS } from "./interrupt-records.js";
 
 /** Longest interrupt timeout: about 24 days, what a timer can hold. */
@@ -11,19 +12,6 @@ const MAX_REASON = 4000;
 
 function isStandard(value: unknown): value is StandardSchemaLike {
   return typeof value === "object" && value !== null && "~standard" in value;
-}
-
-function isJson(value: unknown, depth = 0): value is JsonValue {
-  if (depth > 256) return false;
-  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
-  if (typeof value === "number") return Number.isFinite(value);
-  if (Array.isArray(value)) return value.every((v) => isJson(v, depth + 1));
-  if (typeof value === "object") {
-    const proto = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) return false;
-    return Object.values(value).every((v) => isJson(v, depth + 1));
-  }
-  return false;
 }
 
 /**

@@ -39,6 +39,11 @@ export interface ExecutionEnv {
   readonly leaseMs?: number;
   /** Told of every run this worker ended, with its final record (for waiters in this process). */
   readonly ended?: (run: RunRecord) => void;
+  /**
+   * Whether the worker is stopping: the run then hands its lease back to the queue after the step
+   * in flight commits, instead of starting the next step.
+   */
+  readonly stopping?: () => boolean;
 }
 
 /** The reason a run's controller was aborted with, telling the executor how to end. */
@@ -123,6 +128,10 @@ export async function executeRun(
     }
   };
   const failRun = (error: RunErrorInfo) => ending(() => finish({ status: "failed", error }));
+  // Set when the run is to go back to the queue for another worker (the worker is stopping).
+  let handOver = false;
+  const stoppedByWorker = () =>
+    controller.signal.aborted && OpenRathError.isInstance(controller.signal.reason, "worker_stopping");
 
   let session: Session;
   let base: CheckpointBase;
@@ -163,6 +172,10 @@ export async function executeRun(
   try {
     while (stepId !== null) {
       if (controller.signal.aborted) return;
+      if (env.stopping?.()) {
+        handOver = true;
+        return;
+      }
       if (run.deadline !== null && (await databaseNow()) >= run.deadline) {
         await ending(() =>
           finish({
@@ -238,8 +251,11 @@ export async function executeRun(
       } catch (error) {
         if (controller.signal.aborted) return;
         // The step parked the run (an interrupt, an effect under review) or lost its lease: nothing to write.
-        if (OpenRathError.isInstance(error, "run_parked") || OpenRathError.isInstance(error, "stale_fence"))
+        if (OpenRathError.isInstance(error, "run_parked")) {
+          env.log("info", "run parked", { runId: run.id, stepId: node.id, reason: (error as Error).message });
           return;
+        }
+        if (OpenRathError.isInstance(error, "stale_fence")) return;
         const info = errorInfo(error, node.id);
         const timedOutByDeadline = run.deadline !== null && Date.now() >= run.deadline;
         if (timedOutByDeadline) {
@@ -311,6 +327,29 @@ export async function executeRun(
   } finally {
     // Nothing of this run is left in flight when the worker moves on.
     await steps.settled().catch(() => {});
+    if (handOver || stoppedByWorker()) await handBack(env, fence, sequence, stepId);
+  }
+}
+
+/**
+ * Gives the run's lease back to the queue (its committed steps stay; the next worker resumes at
+ * the step after the last commit): a stopping worker's hand-over. A stale fence means the run is
+ * no longer this worker's, and there is nothing to give back.
+ */
+async function handBack(env: ExecutionEnv, fence: Fence, sequence: number, stepId: string | null) {
+  try {
+    await env.write(fence, () => env.store.release(fence));
+    env.log("info", "handed the run back to the queue", {
+      runId: fence.runId,
+      checkpointSeq: sequence,
+      nextStep: stepId,
+    });
+  } catch (error) {
+    if (!isStale(error))
+      env.log("warn", "could not hand the run back; it is taken over when its lease expires", {
+        runId: fence.runId,
+        error: (error as Error).message,
+      });
   }
 }
 

@@ -3,11 +3,12 @@ import { OpenRathError } from "@openrath/core";
 import type { Claim, Fence, RunRecord } from "../contract/records.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
 import type { SignalsV1 } from "../contract/signals.js";
-import type { StepLogger, StepMiddleware } from "../contract/step-context.js";
+import type { StepMiddleware } from "../contract/step-context.js";
 import type { CompiledPlan } from "../definition/compile.js";
 import { DurableError } from "../errors.js";
 import { executeRun } from "./execute-run.js";
 import type { FreshVisits, SubmittedSessions } from "./handoff.js";
+import { jsonLinesLog, type WorkerLog } from "./worker-log.js";
 
 /**
  * What a runtime shares with the workers it makes (internal): the sessions it submitted and the
@@ -33,8 +34,27 @@ export interface WorkerOptions {
   readonly leaseMs?: number;
   /** Wraps every step attempt (the journal and effect ledger install themselves here). */
   readonly middleware?: readonly StepMiddleware[];
-  /** Structured log lines (default: none). */
-  readonly log?: (level: keyof StepLogger, message: string, data?: Record<string, unknown>) => void;
+  /**
+   * Structured log lines: one per event that matters (started, runs claimed — a count per
+   * heartbeat —, a lease lost, the store unreachable and back, a park, runs taken back or
+   * requeued, stopping and stopped), never one per step; the steps' `ctx.logger` lines go here too.
+   * Default: JSON lines on standard error from level `info` ({@link jsonLinesLog};
+   * `OPENRATH_LOG_LEVEL=silent` turns them off).
+   */
+  readonly log?: WorkerLog;
+  /**
+   * How long {@link DurableWorker.stop} lets the steps in flight finish and commit before it
+   * aborts them (default 10 000 ms). Set the orchestrator's termination grace above it.
+   */
+  readonly drainMs?: number;
+}
+
+/** Options of {@link DurableWorker.stop}. */
+export interface StopOptions {
+  /** Overrides the worker's `drainMs` for this stop; 0 aborts the steps in flight at once. */
+  readonly drainMs?: number;
+  /** `false` is `drainMs: 0`. */
+  readonly drain?: boolean;
 }
 
 interface Active {
@@ -62,7 +82,17 @@ export class DurableWorker {
   /** Slots held for runs the runtime is submitting with a claim for this worker. */
   private reserved = 0;
   private reservationsSettled: (() => void) | undefined;
-  private readonly log: NonNullable<WorkerOptions["log"]>;
+  private readonly log: WorkerLog;
+  /** How long a stop waits for the steps in flight (see {@link WorkerOptions.drainMs}). */
+  readonly drainMs: number;
+  /** Set by {@link stop}: each run hands its lease back after the step in flight commits. */
+  private stopping = false;
+  /** Runs claimed and ended since the last activity line (logged once per heartbeat). */
+  private readonly counts = { claimed: 0, ended: 0 };
+  /** When the store first failed to answer a claim in the current outage (`performance.now()`), or 0. */
+  private unreachableSince = 0;
+  /** Runs whose cancel signal is being checked against the store. */
+  private readonly confirming = new Set<string>();
   private readonly middleware: readonly StepMiddleware[];
   private running = false;
   private wakeUp: (() => void) | undefined;
@@ -90,7 +120,8 @@ export class DurableWorker {
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? 4));
     this.leaseMs = Math.max(30, options.leaseMs ?? 30_000);
     this.plans = new Map(plans.map((p) => [p.hash, p]));
-    this.log = options.log ?? (() => {});
+    this.log = options.log ?? jsonLinesLog({ fields: { workerId: this.workerId } });
+    this.drainMs = Math.max(0, options.drainMs ?? 10_000);
     this.middleware = options.middleware ?? [];
     if (this.plans.size === 0)
       throw new DurableError("invalid_argument", "A worker needs at least one registered plan to execute.");
@@ -123,6 +154,7 @@ export class DurableWorker {
   /** @internal Starts a run its submission claimed for this worker, in the slot reserved for it. */
   adopt(claim: Claim): void {
     this.reserved = Math.max(0, this.reserved - 1);
+    this.counts.claimed++;
     // Even while stopping: `stop` waits for the reserved slots, then drains (or releases) this run.
     this.launch(claim);
     this.settleReservation();
@@ -148,6 +180,7 @@ export class DurableWorker {
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
+    this.stopping = false;
     this.mayHaveWork = true;
     this.unsubscribe.push(
       await this.signals.subscribe("work", (signal) => {
@@ -158,13 +191,7 @@ export class DurableWorker {
           this.hint();
       }),
       await this.signals.subscribe("cancel", (signal) => {
-        if (signal.kind !== "cancel") return;
-        const active = this.active.get(signal.runId);
-        active?.controller.abort(
-          new DurableError("cancelled", `Run ${signal.runId} was cancelled.`, {
-            details: { runId: signal.runId },
-          }),
-        );
+        if (signal.kind === "cancel" && this.active.has(signal.runId)) this.confirmCancel(signal.runId);
       }),
     );
     const reclaimed = await this.store.reclaim({
@@ -173,11 +200,16 @@ export class DurableWorker {
       leaseMs: this.leaseMs,
     });
     for (const claim of reclaimed) this.launch(claim);
+    this.log("info", "worker started", {
+      plans: [...new Set([...this.plans.values()].map((p) => `${p.name}@${p.version}`))],
+      concurrency: this.concurrency,
+      leaseMs: this.leaseMs,
+      drainMs: this.drainMs,
+      store: this.store.name,
+      signals: this.signals.name,
+    });
     if (reclaimed.length > 0)
-      this.log("info", "took back runs of this worker identity", {
-        workerId: this.workerId,
-        runs: reclaimed.length,
-      });
+      this.log("info", "took back runs this worker identity held", { runs: reclaimed.length });
     this.heartbeatTimer = setInterval(
       () => {
         this.beat().catch(() => {});
@@ -188,31 +220,51 @@ export class DurableWorker {
   }
 
   /**
-   * Stops claiming. With `drain` (default) waits for the runs in flight to end; otherwise aborts
-   * them and gives them back to the queue so another worker continues at once.
+   * Stops and hands the work over: stops claiming at once, lets each step in flight finish and
+   * commit (within `drainMs`), then gives each run's lease back to the queue so another worker
+   * continues it at once, from the step after the last commit. A step still running at the
+   * deadline is aborted (its signal fires with `worker_stopping`; what its journal recorded stays)
+   * and its run is handed back too. No run is run to its end here, and no committed step is lost
+   * or run again.
    */
-  async stop(options: { drain?: boolean } = {}): Promise<void> {
+  async stop(options: StopOptions = {}): Promise<void> {
     if (!this.running) return;
+    const drainMs = options.drain === false ? 0 : Math.max(0, options.drainMs ?? this.drainMs);
     this.running = false;
+    this.stopping = true;
     this.wake();
     await this.loop;
-    // Submissions claiming a run for this worker are in flight: their runs are this worker's to drain or release.
+    // Submissions claiming a run for this worker are in flight: their runs are this worker's to hand back.
     if (this.reserved > 0)
       await new Promise<void>((resolve) => {
         this.reservationsSettled = resolve;
       });
-    if (options.drain === false) {
-      const fences = [...this.active.values()].map((a) => a.fence);
-      for (const a of this.active.values())
-        a.controller.abort(new DurableError("lease_lost", "The worker is stopping."));
-      await Promise.allSettled([...this.active.values()].map((a) => a.done));
-      await Promise.allSettled(fences.map((f) => this.store.release(f)));
-    } else {
-      await Promise.allSettled([...this.active.values()].map((a) => a.done));
+    const inFlight = [...this.active.values()];
+    this.log("info", "worker stopping", { active: inFlight.length, drainMs });
+    const all = Promise.allSettled(inFlight.map((a) => a.done));
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<"deadline">((resolve) => {
+      timer = setTimeout(() => resolve("deadline"), drainMs);
+    });
+    const aborted: string[] = [];
+    if ((await Promise.race([all, deadline])) === "deadline") {
+      for (const a of this.active.values()) {
+        aborted.push(a.claim.run.id);
+        a.controller.abort(
+          new DurableError(
+            "worker_stopping",
+            `The worker is stopping and its drain deadline (${drainMs} ms) passed: the step is aborted and run ${a.claim.run.id} handed to another worker.`,
+            { details: { runId: a.claim.run.id, workerId: this.workerId } },
+          ),
+        );
+      }
+      await all;
     }
+    clearTimeout(timer);
     clearInterval(this.heartbeatTimer);
     clearTimeout(this.wakeTimer);
     for (const stop of this.unsubscribe.splice(0)) await stop().catch(() => {});
+    this.log("info", "worker stopped", { runs: inFlight.length, aborted: aborted.length });
   }
 
   /** Wakes the claim loop to claim: something may be claimable. */
@@ -249,7 +301,15 @@ export class DurableWorker {
             leaseMs: this.leaseMs,
             limit: slots,
           });
+          if (failures > 0) {
+            this.log("info", "store reachable again", {
+              failures,
+              unreachableMs: Math.round(performance.now() - this.unreachableSince),
+            });
+            this.unreachableSince = 0;
+          }
           failures = 0;
+          this.counts.claimed += claims.length;
           for (const claim of claims) this.launch(claim);
           // Unless the store says the queue is drained, more may be claimable (a full claim may have
           // left runs behind; a capped tenant's run may become claimable when one of its runs ends here).
@@ -259,7 +319,14 @@ export class DurableWorker {
         } catch (error) {
           this.mayHaveWork = true;
           failures++;
-          this.log("warn", "claim failed", { error: (error as Error).message });
+          // One line when the outage starts; the next when the store answers again.
+          if (failures === 1) {
+            this.unreachableSince = performance.now();
+            this.log("warn", "claim failed; retrying with backoff", {
+              code: (error as { code?: unknown }).code,
+              error: (error as Error).message,
+            });
+          }
           // The store is unreachable: try again after a backoff (the only timed retry in the loop).
           await new Promise((r) => setTimeout(r, Math.min(2000, 50 * 2 ** Math.min(failures, 6))));
           continue;
@@ -315,9 +382,11 @@ export class DurableWorker {
             write: (fence, work) => this.write(fence, work),
             signals: this.signals,
             leaseMs: this.leaseMs,
+            stopping: () => this.stopping,
             ...this.hints,
             // The run is over once its end is written: its slot is free for the next submission.
             ended: (run) => {
+              this.counts.ended++;
               this.settle(claim.run.id, entry as Active);
               this.hints.ended?.(run);
             },
@@ -339,6 +408,33 @@ export class DurableWorker {
     if (this.active.get(runId) !== entry) return;
     this.hints.fresh?.forget(runId);
     this.active.delete(runId);
+  }
+
+  /**
+   * A cancel signal is a hint, never authority (anyone who can publish on the signals' channel can
+   * send one): the step is aborted only once the store says the run is cancelled. Otherwise the
+   * signal is dropped; a real cancel also reaches the step at the next heartbeat.
+   */
+  private confirmCancel(runId: string) {
+    if (this.confirming.has(runId)) return;
+    this.confirming.add(runId);
+    this.store
+      .getRun(runId)
+      .then((run) => {
+        const active = this.active.get(runId);
+        if (run?.status === "cancelled" && active && !active.controller.signal.aborted) {
+          active.controller.abort(
+            new DurableError("cancelled", `Run ${runId} was cancelled.`, { details: { runId } }),
+          );
+        } else if (run?.status !== "cancelled") {
+          this.log("warn", "ignored a cancel signal the store does not confirm", {
+            runId,
+            status: run?.status ?? null,
+          });
+        }
+      })
+      .catch(() => {})
+      .finally(() => this.confirming.delete(runId));
   }
 
   /** A worker write, retried while the store is unreachable and the lease may still be valid. */
@@ -373,8 +469,14 @@ export class DurableWorker {
         for (const a of entries) {
           if (result.renewed.has(a.claim.run.id)) a.expiresBy = sent + this.leaseMs;
           const lost = result.lost.get(a.claim.run.id);
-          if (lost) {
+          if (lost && !a.controller.signal.aborted) {
             const code = lost.status === "cancelled" ? "cancelled" : "lease_lost";
+            if (code === "lease_lost")
+              this.log("warn", "lease lost", {
+                runId: a.claim.run.id,
+                status: lost.status,
+                reason: lost.reason,
+              });
             a.controller.abort(
               new DurableError(code, `Run ${a.claim.run.id}: ${lost.reason}.`, {
                 details: { runId: a.claim.run.id, ...lost },
@@ -389,6 +491,7 @@ export class DurableWorker {
       const now = performance.now();
       for (const a of entries) {
         if (now > a.expiresBy && !a.controller.signal.aborted) {
+          this.log("warn", "lease lost", { runId: a.claim.run.id, reason: "not renewed in time" });
           a.controller.abort(
             new DurableError("lease_lost", `Run ${a.claim.run.id}: the lease could not be renewed in time.`),
           );
@@ -397,9 +500,18 @@ export class DurableWorker {
     }
     try {
       const swept = await this.store.sweep();
-      if (swept.requeued > 0 || swept.timedOut > 0) this.log("info", "swept", { ...swept });
+      if (swept.requeued > 0 || swept.timedOut > 0)
+        this.log("info", "requeued runs with expired leases, ended runs past their deadline", { ...swept });
     } catch {
       // The next beat sweeps again.
+    }
+    if (this.counts.claimed > 0 || this.counts.ended > 0) {
+      this.log("info", "runs claimed and ended since the last heartbeat", {
+        ...this.counts,
+        active: this.active.size,
+      });
+      this.counts.claimed = 0;
+      this.counts.ended = 0;
     }
     // The slow safety sweep: with a free slot, look for work once per beat, so a wake-up signal
     // lost while a signals connection was away delays a run by at most a beat, never strands it.

@@ -61,7 +61,7 @@ export async function changeRun(tx: Tx, c: StoreContext, change: RunChange): Pro
       from upd
     ),
     nt as (
-      select pg_notify(${c.channels.events}, upd.id || ':' || upd.event_seq) from upd
+      select pg_notify(${c.channels.events}, upd.id || ':' || upd.event_seq || ':' || upd.status) from upd
       ${to === "queued" ? sql`union all select pg_notify(${c.channels.work}, upd.plan_hash) from upd` : sql``}
     )
     select upd.*, (select count(*) from nt) as notified from upd`.execute(tx);

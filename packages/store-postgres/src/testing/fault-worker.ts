@@ -3,7 +3,8 @@
  * `fault-worker <url> <schema> <workerId> <stepMs> <leaseMs> <concurrency> [<steps> <emit 0|1> <holdMs>]`.
  * With `holdMs`, every step commit waits that long before it is sent (a slow database: the steps
  * that finish meanwhile are committed in one batch). Prints `ready <plan hash>` once it is
- * claiming; runs until killed.
+ * claiming; runs until killed. SIGTERM closes the runtime as a deployment would: the steps in
+ * flight finish within `OPENRATH_DRAIN_MS` (default 0: aborted at once), the runs go back to the queue.
  */
 import { createDurableRuntime } from "@openrath/runtime-durable";
 import pg from "pg";
@@ -41,9 +42,8 @@ const worker = runtime.worker({
   workerId: workerId!,
   leaseMs: Number(leaseMs),
   concurrency: Number(concurrency),
+  drainMs: Number(process.env.OPENRATH_DRAIN_MS ?? 0),
 });
 await worker.start();
+runtime.closeOnSignals({ signals: ["SIGTERM"] });
 process.stdout.write(`ready ${plan.hash}\n`);
-process.on("SIGTERM", () => {
-  worker.stop({ drain: false }).finally(() => process.exit(0));
-});

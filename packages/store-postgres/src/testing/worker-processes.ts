@@ -61,6 +61,8 @@ export async function spawnWorker(args: {
   steps?: number;
   emit?: boolean;
   holdMs?: number;
+  /** How long a SIGTERM lets the steps in flight finish before they are aborted (default 0). */
+  drainMs?: number;
 }): Promise<WorkerProcess> {
   const bundle = await faultWorkerBundle();
   const child = spawn(
@@ -77,7 +79,10 @@ export async function spawnWorker(args: {
       args.emit === false ? "0" : "1",
       String(args.holdMs ?? 0),
     ],
-    { stdio: ["ignore", "pipe", "pipe"] },
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, OPENRATH_DRAIN_MS: String(args.drainMs ?? 0) },
+    },
   );
   let stderr = "";
   child.stderr!.on("data", (d) => {
