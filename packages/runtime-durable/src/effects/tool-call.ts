@@ -180,10 +180,10 @@ async function liveCall(
   if (key !== null) context.idempotencyKey = key;
 
   let begun: { effect: EffectRecord; created: boolean };
-  // The answer that asked for this call is recorded with its dispatch, in one statement.
-  const pending = attempt.takePending();
   try {
-    begun = await attempt.write(() =>
+    // The reply that asked for this call goes with its dispatch, in one statement, unless the
+    // journal holds it already: no effect is dispatched on an answer the journal does not hold.
+    begun = await attempt.writeCarrying((carried) =>
       store.beginEffect(
         fence,
         {
@@ -197,7 +197,7 @@ async function liveCall(
           argumentsDigest: argumentsDigest(args),
           arguments: (args ?? null) as JsonValue,
         },
-        pending,
+        carried,
       ),
     );
   } catch (error) {
@@ -214,11 +214,10 @@ async function liveCall(
 
   const outcome = await run();
   if (unrecordable()) return outcome;
-  const entries = [
-    ...attempt.takePending(),
-    attempt.full({ ...journal, result: outcome as unknown as JsonValue }),
-  ];
-  await attempt.write(() => store.completeEffect(fence, current.id, outcome, entries));
+  const own = attempt.full({ ...journal, result: outcome as unknown as JsonValue });
+  await attempt.writeCarrying((carried) =>
+    store.completeEffect(fence, current.id, outcome, [...carried, own]),
+  );
   attempt.countRecordedTool();
   return outcome;
 }

@@ -23,6 +23,7 @@ import {
   stepCallPosition,
   stepInterruptPosition,
 } from "./positions.js";
+import { ReplyEntries } from "./reply-entries.js";
 
 /** An operator's resolution the step's output records as evidence (an `effect.resolved` event chunk). */
 export interface ResolutionEvidence {
@@ -55,6 +56,7 @@ export interface StepJournal {
 }
 
 const RETRY_LIMIT_MS = 60_000;
+
 const STOP_CODES = new Set(["stale_fence", "version_conflict", "journal_conflict"]);
 
 /**
@@ -78,7 +80,9 @@ export class JournalAttempt {
   private readonly asked = new Map<string, JournaledInterrupt>();
   private readonly claimed = new Set<string>();
   private readonly inflight = new Map<symbol, Promise<unknown>>();
-  private pending: JournalEntryInput[] = [];
+  private readonly replies = new ReplyEntries((entry) =>
+    this.write(() => this.store.record(this.ctx.fence, [entry])),
+  );
   private stepInterrupts = 0;
   private stepCalls = 0;
   private readonly counts = {
@@ -210,10 +214,13 @@ export class JournalAttempt {
     }
   }
 
-  /** Records a completed call at its position (the caller has claimed it), with the deferred ones. */
+  /**
+   * Records a completed call at its position (the caller has claimed it), with the replies the
+   * journal does not hold yet: a call's entry never lands without the reply that asked for it.
+   */
   async record(entry: Omit<JournalEntryInput, "checkpointSeq">): Promise<void> {
-    const entries = [...this.takePending(), this.full(entry)];
-    await this.write(() => this.store.record(this.ctx.fence, entries));
+    const own = this.full(entry);
+    await this.writeCarrying((carried) => this.store.record(this.ctx.fence, [...carried, own]));
     this.counts.recorded[entry.kind]++;
   }
 
@@ -223,28 +230,17 @@ export class JournalAttempt {
   }
 
   /**
-   * Defers a model call's entry to the attempt's next journal write — the dispatch of the tool its
-   * reply asks for, that tool's outcome, the next live call, or the end of the step — so a turn
-   * costs one write less. No effect is dispatched on an answer the journal does not hold: the
-   * dispatch carries the entry in the same statement.
+   * A fenced journal write (see {@link write}) that depends on this attempt's replies: `work` gets
+   * the entries of those the journal does not hold yet, to write in the same statement. No effect
+   * is dispatched on an answer the journal does not hold.
    */
-  defer(entry: Omit<JournalEntryInput, "checkpointSeq">): void {
-    this.pending.push(this.full(entry));
-    this.counts.recorded[entry.kind]++;
+  writeCarrying<T>(work: (carried: JournalEntryInput[]) => Promise<T>): Promise<T> {
+    return this.replies.carry((carried) => this.write(() => work(carried)));
   }
 
-  /** The deferred entries, handed to a write that records them (and no longer pending). */
-  takePending(): JournalEntryInput[] {
-    if (this.pending.length === 0) return [];
-    const taken = this.pending;
-    this.pending = [];
-    return taken;
-  }
-
-  /** Writes the deferred entries now, if any. */
-  async flush(): Promise<void> {
-    const entries = this.takePending();
-    if (entries.length > 0) await this.write(() => this.store.record(this.ctx.fence, entries));
+  /** Waits until the journal holds every reply of this attempt (see {@link ReplyEntries}). */
+  flush(): Promise<void> {
+    return this.replies.settled();
   }
 
   /** Counts a tool call recorded through the ledger (with its effect's outcome). */
@@ -346,16 +342,20 @@ export class JournalAttempt {
     const entry = this.entry(position, "model", call.fingerprint, label);
     if (entry) return entry.result as unknown as ProviderResponse;
     return this.live(async () => {
-      // An earlier answer still unwritten is written before another call can be lost with it.
+      // The journal holds the previous reply before another call is paid for.
       await this.flush();
       const response = await next();
-      this.defer({
-        position,
-        kind: "model",
-        fingerprint: call.fingerprint,
-        label,
-        result: response as unknown as JsonValue,
-      });
+      // Journaled at once, not waited for: the turn's tools run while it is written.
+      this.replies.add(
+        this.full({
+          position,
+          kind: "model",
+          fingerprint: call.fingerprint,
+          label,
+          result: response as unknown as JsonValue,
+        }),
+      );
+      this.counts.recorded.model++;
       return response;
     });
   }

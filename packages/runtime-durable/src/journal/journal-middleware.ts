@@ -57,7 +57,7 @@ export function journalMiddleware(
         thrown = error;
       }
       await attempt.settle();
-      // Answers still deferred are written before the step's result is committed (or retried).
+      // Replies still on their way to the journal land before the step's result is committed (or retried).
       if (!attempt.failure && !attempt.parked) await attempt.flush().catch(() => {});
       if (attempt.failure) throw attempt.failure;
       if (attempt.parked) {

@@ -53,7 +53,7 @@ export async function beginEffect(
   for (let round = 0; round < 2; round++) {
     const id = randomUUID();
     // The common case, a new effect, is one plain insert; finding an existing one is a second query.
-    const result = await sql<{ guarded: unknown; effect: string | null }>`
+    const result = await sql<{ guarded: unknown; effect: string | null; journaled: unknown }>`
       with ${guardCte(c, fence, dispatch)},
       ins as (
         insert into ${effects} (id, run_id, tenant_id, checkpoint_seq, step_id, position, tool, call_id, effect, idempotency_key,
@@ -69,11 +69,12 @@ export async function beginEffect(
           ? sql`, run as (select guard.id as run_id from guard), ${entriesCte(c, "j", "run", fence, entries)}`
           : sql``
       }
-      select (select count(*) from guard) as guarded, (select json_build_array(tenant_id, created_at)::text from ins) as effect`.execute(
-      c.db,
-    );
+      select (select count(*) from guard) as guarded, (select json_build_array(tenant_id, created_at)::text from ins) as effect${
+        entries.length > 0 ? sql`, (select count(*) from j) as journaled` : sql``
+      }`.execute(c.db);
     const row = result.rows[0]!;
     if (Number(row.guarded) === 0) return diagnose(c, fence, "write the effect ledger of");
+    if (entries.length > 0 && Number(row.journaled) < entries.length) await checkExisting(c, fence, entries);
     if (row.effect !== null) {
       // The row is what this statement wrote: only the columns the database filled in come back.
       const [tenantId, createdAt] = JSON.parse(row.effect) as [string, string];

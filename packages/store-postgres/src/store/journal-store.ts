@@ -21,14 +21,19 @@ import { type JournalDurability, openStep, recordEntries } from "./journal.js";
 
 /**
  * The store's {@link JournalStoreV1}: the same SQL on PostgreSQL and PGlite. `run` is the store's
- * guard (closed store, driver errors mapped to `store_unavailable`); `durability` how the
- * journal's frequent writes commit (see {@link JournalDurability}).
+ * guard (closed store, driver errors mapped to `store_unavailable`); `option` how the journal's
+ * frequent writes commit on a server (see {@link JournalDurability}). On PGlite every journal
+ * write commits strictly, whatever the option says: PGlite has no WAL writer, so a relaxed commit
+ * stays in the process's memory until a later strict one, and a kill -9 of the process loses it —
+ * the loop would pay for the calls it had gone past again. There a strict commit costs a write to
+ * the WAL file, not a flush to disk (PGlite runs without fsync). See ADR 0016.
  */
 export function journalStore(
   c: StoreContext,
   run: <T>(work: () => Promise<T>) => Promise<T>,
-  durability: JournalDurability = "relaxed",
+  option: JournalDurability = "relaxed",
 ): JournalStoreV1 {
+  const durability: JournalDurability = c.multiProcess ? option : "strict";
   // Not frozen: wrappers (signals publishing, worker hand-offs) may proxy single members.
   return {
     specVersion: "v1" as const,

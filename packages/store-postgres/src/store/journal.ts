@@ -55,8 +55,11 @@ export async function openStep(c: StoreContext, fence: Fence, commit: Commit): P
 }
 
 /**
- * A CTE inserting `entries` into the journal for the run in `from` (a CTE with `id`), skipping
- * positions already there; `returning 1` per inserted row.
+ * A CTE inserting `entries` into the journal for the run in `from` (a CTE with `run_id`);
+ * `returning 1` per entry the journal now holds: inserted, or found there with the same call. A
+ * position holding another call returns nothing (the caller's count falls short: see
+ * {@link checkExisting}). Two writes may carry the same entry at once (a reply's own write and the
+ * tool outcome that depends on it): the second waits for the first to commit and counts its row.
  */
 export function entriesCte(
   c: StoreContext,
@@ -74,10 +77,11 @@ export function entriesCte(
     ),
   );
   return sql`${sql.raw(name)} as (
-      insert into ${t.journal} (run_id, checkpoint_seq, position, kind, fingerprint, label, result, fencing_token)
+      insert into ${t.journal} as j (run_id, checkpoint_seq, position, kind, fingerprint, label, result, fencing_token)
       select ${sql.raw(from)}.run_id, e.seq, e.position, e.kind, e.fingerprint, e.label, e.result, ${fence.token}::bigint
       from ${sql.raw(from)}, (values ${rows}) as e(seq, position, kind, fingerprint, label, result)
-      on conflict do nothing
+      on conflict (run_id, checkpoint_seq, position) do update set fencing_token = j.fencing_token
+        where j.kind = excluded.kind and j.fingerprint = excluded.fingerprint
       returning 1
     )`;
 }
