@@ -20,6 +20,7 @@ export {
   MAX_CHAIN_DEPTH,
   restoreSession,
 } from "./checkpoint-codec.js";
+export type { Deployment, DeploymentsV1, PlanRevision } from "./contract/deployments.js";
 export type {
   CheckpointRef,
   CheckpointWrite,

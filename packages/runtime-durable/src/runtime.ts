@@ -1,5 +1,6 @@
 import type { JsonObject, Session } from "@openrath/core";
 import { baseOf, encodeCheckpoint, restoreSession } from "./checkpoint-codec.js";
+import type { Deployment, DeploymentsV1, PlanRevision } from "./contract/deployments.js";
 import type { CheckpointWrite, ListRunsQuery, RunEvent, RunRecord, SubmitInput } from "./contract/records.js";
 import type { RunStoreV1 } from "./contract/run-store.js";
 import type { SignalsV1 } from "./contract/signals.js";
@@ -98,6 +99,8 @@ const isParked = (status: RunStatus): status is "waiting" | "needs_review" =>
   status === "waiting" || status === "needs_review";
 
 const HASH = /^[0-9a-f]{64}$/;
+/** How long a name resolved through the store is reused: a deploy elsewhere is seen within this. */
+const RESOLVED_MS = 1000;
 
 /**
  * What a submitted session asks, for the idempotency fingerprint: its chunks without the ids,
@@ -131,6 +134,8 @@ export class DurableRuntime {
   private readonly clockSkewMs: number;
   private readonly byHash = new Map<string, CompiledPlan>();
   private readonly byName = new Map<string, CompiledPlan>();
+  /** Workflow names resolved through the store's deployments, and when (`performance.now()`). */
+  private readonly resolved = new Map<string, { readonly hash: string; readonly at: number }>();
   /** Sessions submitted here, for this runtime's workers (their first step needs no read). */
   private readonly submitted = new SubmittedSessions();
   /** Runs this runtime's workers ended, for its waiters (no read for what a worker here just wrote). */
@@ -177,18 +182,106 @@ export class DurableRuntime {
   readonly interrupts: InterruptOperations;
 
   /**
-   * Compiles a workflow (a `DurableWorkflow` or a `defineWorkflow()` definition) and stores its
-   * plan. The latest registration of a name is what `submit(name)` uses; earlier revisions stay
-   * executable by workers that hold them.
+   * Compiles a workflow (a `DurableWorkflow` or a `defineWorkflow()` definition), stores its plan
+   * and deploys it: on a store with `capabilities.deployments`, the name then points at this
+   * revision unless a revision registered later is deployed already (`deploy: true` moves it
+   * anyway, `false` leaves the name alone). Revisions registered earlier stay executable by the
+   * workers that hold them, so their runs finish during a deploy.
    *
-   * @throws {DurableError} `invalid_definition` when it does not compile.
+   * @throws {DurableError} `invalid_definition` when it does not compile; `plan_conflict` when the
+   *   store holds another plan under the same name and version (change the workflow's `version`).
    */
-  async register(source: DurableDefinitionSource): Promise<CompiledPlan> {
+  async register(
+    source: DurableDefinitionSource,
+    options: { readonly deploy?: boolean } = {},
+  ): Promise<CompiledPlan> {
     const plan = compilePlan(definitionOf(source));
     await this.store.registerPlan(plan.record);
     this.byHash.set(plan.hash, plan);
     this.byName.set(plan.name, plan);
+    const deployments = this.deploymentsOf();
+    if (deployments && options.deploy !== false) {
+      const { deployment } = await deployments.deploy(plan.hash, { ifNewer: options.deploy !== true });
+      this.resolved.set(plan.name, { hash: deployment.hash, at: performance.now() });
+    }
     return plan;
+  }
+
+  /**
+   * Points a workflow name at one of its registered revisions (a roll-forward or a rollback):
+   * `submit(name)` starts it from then on, in every process (within a second in those that
+   * resolved the name just before). Runs of other revisions go on.
+   *
+   * @example
+   * ```ts
+   * await runtime.deploy("support", "2");
+   * ```
+   * @throws {DurableError} `unknown_plan` for a version never registered; `not_supported` on a
+   *   store without `capabilities.deployments`.
+   */
+  async deploy(name: string, version: string): Promise<Deployment> {
+    const deployments = this.requireDeployments();
+    const revision = (await deployments.revisions(name)).find((r) => r.version === version);
+    if (!revision) {
+      throw new DurableError("unknown_plan", `Workflow "${name}" has no registered version "${version}".`, {
+        details: { workflow: name, version },
+      });
+    }
+    const { deployment } = await deployments.deploy(revision.hash);
+    this.resolved.set(name, { hash: deployment.hash, at: performance.now() });
+    return deployment;
+  }
+
+  /**
+   * The registered revisions of a workflow name, newest first, with the deployed one marked.
+   *
+   * @throws {DurableError} `not_supported` on a store without `capabilities.deployments`.
+   */
+  revisions(name: string): Promise<PlanRevision[]> {
+    return this.requireDeployments().revisions(name);
+  }
+
+  private deploymentsOf(): DeploymentsV1 | undefined {
+    return this.store.capabilities.deployments ? this.store.deployments : undefined;
+  }
+
+  private requireDeployments(): DeploymentsV1 {
+    const deployments = this.deploymentsOf();
+    if (!deployments)
+      throw new DurableError(
+        "not_supported",
+        `The ${this.store.name} store does not resolve workflow names (capabilities.deployments is false).`,
+      );
+    return deployments;
+  }
+
+  /**
+   * The plan hash a submission of `workflow` starts: a plan, a plan hash, or a name resolved
+   * through the store's deployments (remembered for a second), else among this runtime's own.
+   */
+  private async planHashOf(workflow: string | CompiledPlan): Promise<string> {
+    if (typeof workflow !== "string") return workflow.hash;
+    if (HASH.test(workflow)) return workflow;
+    const deployments = this.deploymentsOf();
+    if (deployments) {
+      checkIdentifier("workflow", workflow, 256);
+      const known = this.resolved.get(workflow);
+      if (known && performance.now() - known.at < RESOLVED_MS) return known.hash;
+      const deployment = await deployments.current(workflow);
+      if (deployment) {
+        this.resolved.set(workflow, { hash: deployment.hash, at: performance.now() });
+        return deployment.hash;
+      }
+    }
+    const local = this.byName.get(workflow)?.hash;
+    if (local !== undefined) return local;
+    throw new DurableError(
+      "unknown_plan",
+      deployments
+        ? `No workflow named ${JSON.stringify(workflow)} is deployed in the ${this.store.name} store.`
+        : `No workflow named ${JSON.stringify(workflow)} is registered in this runtime; registered: ${[...this.byName.keys()].join(", ") || "none"}.`,
+      { details: { workflow } },
+    );
   }
 
   /** The plans registered in this runtime, newest registration of each name last. */
@@ -197,8 +290,9 @@ export class DurableRuntime {
   }
 
   /**
-   * Submits a run of `workflow` (a registered name, a plan, or a plan hash) on `session`. The
-   * session becomes checkpoint 0, encoded against the newest checkpoint of the same session (or
+   * Submits a run of `workflow` on `session`: a workflow name (resolved through the store's
+   * deployments, so a producer that only submits needs none of the workflow's code), a plan, or a
+   * plan hash. The session becomes checkpoint 0, encoded against the newest checkpoint of the same session (or
    * its lineage parents) so a conversation's runs and forks share their stored chunks.
    *
    * @throws {DurableError} `unknown_plan`, `idempotency_conflict`, `session_busy`, `invalid_argument`.
@@ -208,20 +302,8 @@ export class DurableRuntime {
     session: Session,
     options: SubmitOptions = {},
   ): Promise<RunRecord> {
-    const planHash =
-      typeof workflow === "string"
-        ? HASH.test(workflow)
-          ? workflow
-          : this.byName.get(workflow)?.hash
-        : workflow.hash;
-    if (planHash === undefined) {
-      throw new DurableError(
-        "unknown_plan",
-        `No workflow named ${JSON.stringify(workflow)} is registered in this runtime; registered: ${[...this.byName.keys()].join(", ") || "none"}.`,
-        { details: { workflow } },
-      );
-    }
     const { tenantId, priority, deadline, notBefore } = this.checkSubmit(options);
+    const planHash = await this.planHashOf(workflow);
     const entry = this.byHash.get(planHash)?.entry ?? (await this.entryOf(planHash));
     const sessionIds = [session.id, ...session.lineage.parents.map((p) => p.id)];
     const fields = { sequence: 0, stepId: null, nextStep: entry };

@@ -24,5 +24,6 @@ describeStoreConformance({
     tenantLimits: true,
     journal: true,
     claimOnSubmit: true,
+    deployments: true,
   },
 });

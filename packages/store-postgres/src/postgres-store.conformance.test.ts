@@ -22,6 +22,7 @@ if (postgres.available) {
       tenantLimits: true,
       journal: true,
       claimOnSubmit: true,
+      deployments: true,
     },
   });
 } else {

@@ -1,12 +1,10 @@
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
-import type { JsonObject } from "@openrath/core";
 import {
-  canonicalJson,
+  type DeploymentsV1,
   DurableError,
   type JournalStoreV1,
-  type PlanRecord,
   type RunRecord,
   type RunStoreCapabilities,
   type RunStoreV1,
@@ -29,6 +27,7 @@ import { readEvents } from "./store/events.js";
 import { FINISH_BATCH, type FinishItem, finishRuns } from "./store/finish.js";
 import { expireInterrupts } from "./store/interrupts.js";
 import { journalStore } from "./store/journal-store.js";
+import { deploymentsOf, getPlan, registerPlan } from "./store/plans.js";
 import { claimRuns, getRun, heartbeat, isUuid, listRuns, reclaimRuns } from "./store/runs.js";
 import { checkClaim, SUBMIT_BATCH, type SubmitItem, type SubmitOutcome, submitRuns } from "./store/submit.js";
 import {
@@ -126,6 +125,7 @@ const CAPABILITIES_SERVER: RunStoreCapabilities = Object.freeze({
   tenantLimits: true,
   journal: true,
   claimOnSubmit: true,
+  deployments: true,
 });
 
 const CAPABILITIES_EMBEDDED: RunStoreCapabilities = Object.freeze({
@@ -139,6 +139,8 @@ class KyselyRunStore implements RunStoreV1 {
   private closed = false;
   /** The step journal, effect ledger and interrupts (capability `journal`). */
   readonly journal: JournalStoreV1;
+  /** Workflow names resolved through the store (capability `deployments`). */
+  readonly deployments: DeploymentsV1;
 
   constructor(
     readonly name: string,
@@ -149,6 +151,7 @@ class KyselyRunStore implements RunStoreV1 {
     journalDurability: "relaxed" | "strict" = "relaxed",
   ) {
     this.journal = journalStore(c, (work) => this.run(work), journalDurability);
+    this.deployments = deploymentsOf(c, (work) => this.run(work));
     // Runs that end while another end is being written share the next statement (group commit).
     this.finishes = new Batcher<FinishItem, RunRecord>(
       (items) => finishRuns(c, items),
@@ -182,50 +185,8 @@ class KyselyRunStore implements RunStoreV1 {
     });
   }
 
-  registerPlan(plan: PlanRecord) {
-    return this.run(async () => {
-      const definition = canonicalJson(plan.definition);
-      await sql`insert into ${this.c.t.plans} (hash, name, version, definition) values (${plan.hash}, ${plan.name}, ${plan.version}, ${definition})
-        on conflict (hash) do nothing`.execute(this.c.db);
-      const stored = await this.getPlan(plan.hash);
-      if (
-        !stored ||
-        canonicalJson(stored.definition) !== definition ||
-        stored.name !== plan.name ||
-        stored.version !== plan.version
-      ) {
-        throw new DurableError(
-          "plan_conflict",
-          `Plan hash ${plan.hash} is already registered with different content.`,
-          {
-            details: { hash: plan.hash, name: plan.name },
-          },
-        );
-      }
-    });
-  }
-
-  getPlan(hash: string) {
-    return this.run(async () => {
-      const r = await sql<{
-        hash: string;
-        name: string;
-        version: string;
-        definition: string;
-      }>`select hash, name, version, definition from ${this.c.t.plans} where hash = ${hash}`.execute(
-        this.c.db,
-      );
-      const row = r.rows[0];
-      return row
-        ? {
-            hash: row.hash,
-            name: row.name,
-            version: row.version,
-            definition: JSON.parse(row.definition) as JsonObject,
-          }
-        : undefined;
-    });
-  }
+  registerPlan: RunStoreV1["registerPlan"] = (plan) => this.run(() => registerPlan(this.c, plan));
+  getPlan: RunStoreV1["getPlan"] = (hash) => this.run(() => getPlan(this.c, hash));
 
   submit: RunStoreV1["submit"] = (input, hooks) =>
     this.run(async () => {

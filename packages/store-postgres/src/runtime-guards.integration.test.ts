@@ -224,7 +224,7 @@ describe.each(Object.keys(stores))("runtime guards on %s", (name) => {
     const ok = await runtime.submit(plan, s(), {
       deadline: new Date(Date.now() + 60_000),
       notBefore: Date.now() - 1_000,
-      metadata: { ticket: 42, tags: ["a"], nested: { fine: true, absent: undefined } },
+      metadata: { ticket: 42, tags: ["a"], nested: { fine: true, absent: undefined } as never },
     });
     expect(ok.metadata).toEqual({ ticket: 42, tags: ["a"], nested: { fine: true } });
   });
@@ -246,5 +246,10 @@ describe.each(Object.keys(stores))("runtime guards on %s", (name) => {
     expect(() => createDurableRuntime({ store: runtime.store, tenantId: nul })).toThrow(
       expect.objectContaining({ code: "invalid_argument" }),
     );
+    // The store itself, called directly, refuses such values with the same code.
+    await expect(runtime.store.listRuns({ tenantId: nul })).rejects.toMatchObject({
+      code: "invalid_argument",
+    });
+    await expect(runtime.store.setTenantLimit(nul, 3)).rejects.toMatchObject({ code: "invalid_argument" });
   });
 });

@@ -314,9 +314,13 @@ describe("durable runtime on PGlite", () => {
       }),
     );
     const v2 = await rt.register(
-      defineWorkflow("deploy").step("go", (s) => s.append({ kind: "assistant", content: "v2" }), {
-        entry: true,
-      }),
+      defineWorkflow("deploy", { version: "2" }).step(
+        "go",
+        (s) => s.append({ kind: "assistant", content: "v2" }),
+        {
+          entry: true,
+        },
+      ),
     );
     expect(v1.hash).not.toBe(v2.hash);
     const old = await rt.submit(v1, Session.fromUserMessage("old"));

@@ -74,6 +74,8 @@ async function work(target: ExampleTarget, actor: string): Promise<void> {
   print(active ? `Resuming run ${run.id} (${run.status}).` : `Started run ${run.id}: ${TASK}`);
   const worker = runtime.worker({ workerId: "approval-example", concurrency: 1, leaseMs: 5000 });
   await worker.start();
+  // SIGTERM or Ctrl-C: the step in flight finishes and commits, the run goes back to the queue.
+  const detach = runtime.closeOnSignals();
   const input = createInterface({ input: process.stdin, terminal: false });
   input.on("line", (line) => {
     const words = line.trim().split(/\s+/).filter(Boolean);
@@ -105,6 +107,7 @@ async function work(target: ExampleTarget, actor: string): Promise<void> {
     print(`finished (${ended.status}): ${session.text() ?? "(no answer)"}`);
     print(`outbox: ${sent.length} email(s) sent`);
   } finally {
+    detach();
     input.close();
     // The run is over: stop reading the terminal, so the process ends with it.
     process.stdin.destroy();

@@ -19,6 +19,30 @@ afterAll(async () => {
 const start = () => startExample(script, ["--dir", dir, "--pause-ms", "300"]);
 
 describe("the durable MAMS example", () => {
+  it("stopped with SIGTERM mid-run, it finishes and commits the step in flight, exits 0, and the same command continues after it", async () => {
+    const own = await mkdtemp(join(tmpdir(), "openrath-durable-mams-term-"));
+    try {
+      const run = () => startExample(script, ["--dir", own, "--pause-ms", "300"]);
+      const first = run();
+      await first.until("wordsmith (checkpoint 2)");
+      first.child.kill("SIGTERM");
+      expect(await first.exited, first.output()).toBe(0);
+      expect(first.output()).not.toContain("Answer:");
+
+      const second = run();
+      expect(await second.exited, second.output()).toBe(0);
+      const out = second.output();
+      const done = Number(/Resuming run [0-9a-f-]+: (\d+) step\(s\) done/.exec(out)?.[1]);
+      // The step that was running at the SIGTERM (the analyst, in its pause) was finished and committed.
+      expect(done).toBeGreaterThanOrEqual(3);
+      for (let k = 1; k <= done; k++) expect(out).not.toContain(`(checkpoint ${k})`);
+      expect(out).toContain(`(checkpoint ${done + 1})`);
+      expect(out).toContain("The sentence has 9 words.");
+    } finally {
+      await rm(own, { recursive: true, force: true });
+    }
+  }, 180_000);
+
   it("killed with -9 mid-run, the same command continues where it stopped", async () => {
     const first = start();
     await first.until("wordsmith (checkpoint 2)");

@@ -60,6 +60,9 @@ export async function runDurableMams(options: DurableMamsOptions): Promise<Durab
     else log(`Started run ${run.id}.`);
     const worker = runtime.worker({ workerId: "durable-mams-example", concurrency: 1, leaseMs: 10_000 });
     await worker.start();
+    // Ctrl-C or SIGTERM: the step in flight finishes and commits, the run goes back to the queue,
+    // and the next start resumes it from there.
+    const detach = runtime.closeOnSignals();
     try {
       for await (const event of runtime.follow(run.id, { after: run.eventSeq })) {
         const data = event.data as {
@@ -80,6 +83,7 @@ export async function runDurableMams(options: DurableMamsOptions): Promise<Durab
       const session = await runtime.result(run.id);
       return { run: ended, resumed: existing !== undefined, session };
     } finally {
+      detach();
       await worker.stop({ drain: false });
       await closeAllSandboxes();
     }

@@ -43,6 +43,8 @@ const runtime = createDurableRuntime({
 });
 await runtime.register(new Support());
 await runtime.worker({ concurrency: 8 }).start();
+// SIGTERM or Ctrl-C: the steps in flight finish and commit, their runs go back to the queue.
+runtime.closeOnSignals();
 const run = await runtime.submit("Support", Session.fromUserMessage("I want a refund"), {
   idempotencyKey: "ticket-42",
 });

@@ -1,4 +1,5 @@
 import type { JournalStoreV1 } from "../journal/journal-store.js";
+import type { DeploymentsV1 } from "./deployments.js";
 import type {
   CheckpointWrite,
   Claim,
@@ -50,6 +51,12 @@ export interface RunStoreCapabilities {
    * leased to it, without a separate claim. Absent means false (the claim is ignored).
    */
   readonly claimOnSubmit?: boolean;
+  /**
+   * `deployments` resolves workflow names through the store ({@link DeploymentsV1}), and
+   * `registerPlan` refuses a second plan under a name and version already registered. Absent means
+   * false: a runtime then resolves names among the workflows it registered itself.
+   */
+  readonly deployments?: boolean;
 }
 
 /**
@@ -103,7 +110,8 @@ export interface RunStoreV1 {
   /**
    * Stores a plan. Insert-once: registering the same hash with the same content again is a no-op.
    *
-   * @throws code `plan_conflict` when the hash is taken by different content.
+   * @throws code `plan_conflict` when the hash is taken by different content, or (with
+   *   `capabilities.deployments`) when another plan is registered under the same name and version.
    */
   registerPlan(plan: PlanRecord): Promise<void>;
   /** The plan stored under `hash`, or `undefined`. */
@@ -266,6 +274,9 @@ export interface RunStoreV1 {
    * without it cannot be collected by reference.
    */
   referencedArtifacts?(tenantId: string): Promise<ReadonlySet<string>>;
+
+  /** Workflow names resolved through the store, when `capabilities.deployments` is true. */
+  readonly deployments?: DeploymentsV1;
 
   /**
    * The step journal, effect ledger and interrupts, when `capabilities.journal` is true: members

@@ -242,6 +242,15 @@ export function mapDriverError(error: unknown): unknown {
   if (DurableError.isInstance(error)) return error;
   const e = error as { code?: string; message?: string };
   const code = typeof e?.code === "string" ? e.code : "";
+  // A value the database cannot hold (a NUL byte in text, a key too large for its index, a date
+  // out of range): the caller's input, refused before anything was written. The runtime checks
+  // its inputs first; this is the floor for direct callers of the store.
+  if (REFUSED_VALUES.has(code)) {
+    return new DurableError("invalid_argument", `The database refused a value: ${e?.message ?? code}.`, {
+      cause: error,
+      details: { code },
+    });
+  }
   const transient =
     [
       "ECONNREFUSED",
@@ -265,6 +274,13 @@ export function mapDriverError(error: unknown): unknown {
     details: { code, retryable: true },
   });
 }
+
+/**
+ * SQLSTATEs of values refused for what they are: 22001 string too long, 22007/22008 a date or time
+ * out of range or malformed, 22021 a byte sequence PostgreSQL text cannot hold (NUL), 22P05 an
+ * untranslatable character, 54000 a value too large for an index.
+ */
+const REFUSED_VALUES = new Set(["22001", "22007", "22008", "22021", "22P05", "54000"]);
 
 /** The `event` signal of a run's committed change. */
 export function eventSignal(run: Pick<RunRecord, "id" | "eventSeq" | "status">): Signal {

@@ -4,6 +4,7 @@ import { checkSkipKeys } from "../internal/skip-list.js";
 import { capabilitiesSuite } from "./capabilities.suite.js";
 import { checkpointsSuite } from "./checkpoints.suite.js";
 import { claimsSuite } from "./claims.suite.js";
+import { deploymentsSuite } from "./deployments.suite.js";
 import { effectsSuite } from "./effects.suite.js";
 import { eventsSuite } from "./events.suite.js";
 import { interruptsSuite } from "./interrupts.suite.js";
@@ -41,7 +42,8 @@ export interface StoreConformanceOptions {
  * submission; the transition table and version compare-and-set; gap-free events under concurrent
  * writers; claim exclusivity, plan filtering, ordering and tenant caps; leases by the database
  * clock and fencing of every write; checkpoints (restore equality, deltas, dedupe across runs and
- * forks); retention and erasure; retry scheduling and deadlines; and, for stores with
+ * forks); retention and erasure; retry scheduling and deadlines; for stores with
+ * `capabilities.deployments`, workflow names resolved through the store; and, for stores with
  * `capabilities.journal`, the step journal, the effect ledger and interrupts.
  *
  * @example
@@ -69,6 +71,7 @@ export function describeStoreConformance(options: StoreConformanceOptions): void
     checkpointsSuite(context);
     retentionSuite(context);
     schedulingSuite(context);
+    if (context.capabilities.deployments) deploymentsSuite(context);
     // The step journal, the effect ledger and interrupts, for stores that claim them.
     if (context.capabilities.journal) {
       journalSuite(context);
