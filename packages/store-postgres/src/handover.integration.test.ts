@@ -90,7 +90,7 @@ describe.skipIf(!postgres.available)(`shutdown hands the work over (${postgres.r
   it("SIGTERM mid-run: the step in flight finishes and commits, the run continues on the idle worker within a second, no committed step runs again", async () => {
     const { schema, runtime, log } = await setUp();
     const a = await worker(schema, "a", 400, 10_000);
-    const ids = [];
+    const ids: string[] = [];
     for (let i = 0; i < 3; i++)
       ids.push((await runtime.submit(a.plan, Session.fromUserMessage(`job ${i}`))).id);
     // Every run is on its second or third step at A when A is told to stop.
