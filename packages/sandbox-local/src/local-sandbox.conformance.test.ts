@@ -2,7 +2,7 @@ import { serviceAvailable } from "@openrath/testing";
 import { describeSandboxConformance } from "@openrath/testing/sandbox";
 import { describe } from "vitest";
 import { checkBubblewrap } from "./internal/check-bubblewrap.js";
-import { localSandbox } from "./local-sandbox.js";
+import { localSandbox, localSandboxWith } from "./local-sandbox.js";
 
 const plain = localSandbox();
 const invalidSpecs = [
@@ -18,6 +18,15 @@ describeSandboxConformance({
   backend: plain,
   invalidSpecs,
   create: () => plain.open(plain.parseSpec!(undefined)),
+});
+
+// Where a host refuses commands a PID namespace each, the best-effort kill takes over (ADR 0023).
+const fallback = localSandboxWith({}, () => undefined);
+describeSandboxConformance({
+  name: "local (isolation none, without PID namespaces)",
+  backend: fallback,
+  invalidSpecs,
+  create: () => fallback.open(fallback.parseSpec!(undefined)),
 });
 
 const check = await serviceAvailable("bubblewrap", () => checkBubblewrap("bwrap").then(() => true));

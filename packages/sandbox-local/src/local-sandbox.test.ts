@@ -14,6 +14,7 @@ import {
 } from "@openrath/core";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { localSandbox } from "./index.js";
+import { processesWith } from "./testing/process-table.js";
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "openrath-local-test-")));
 const opened: SandboxV1[] = [];
@@ -44,15 +45,15 @@ async function rejects(
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Whether `pid` is a live (not zombie) process. */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return !/^\d+ \(.*\) [ZX]/.test(stat);
-  } catch {
-    return false;
-  }
-}
+/**
+ * A `sleep` duration unique to this test run, to find the process by its command line (pids
+ * inside a command's PID namespace are not the host's).
+ */
+let sleeps = 0;
+const uniqueSleep = () => `600.${process.pid}${String(++sleeps).padStart(4, "0")}`;
+
+/** Whether a live process has `word` in its command line. */
+const running = (word: string) => processesWith(word).length > 0;
 
 describe("the descriptor", () => {
   it("is the local sandbox backend, with capabilities matching its default isolation", () => {
@@ -356,12 +357,11 @@ describe("close", () => {
 
   it("kills background processes that outlived their command", async () => {
     const sandbox = await open();
-    const result = await sandbox.exec("nohup sleep 60 >/dev/null 2>&1 & echo $!");
-    const pid = Number(result.stdout.trim());
-    expect(alive(pid)).toBe(true);
+    const duration = uniqueSleep();
+    await sandbox.exec(`nohup sleep ${duration} >/dev/null 2>&1 &`);
+    expect(running(duration), "the background job ended with its command").toBe(true);
     await sandbox.close();
-    await sleep(100);
-    expect(alive(pid)).toBe(false);
+    expect(running(duration), "the background job survived close()").toBe(false);
   });
 
   it("is idempotent, and every method refuses afterwards", async () => {
@@ -376,14 +376,15 @@ describe("close", () => {
   it("happens on process exit: process groups killed and temporary directories removed", async () => {
     const packageDir = dirname(dirname(fileURLToPath(import.meta.url)));
     const script = join(scratch, "exit-child.mts");
+    const durations = [uniqueSleep(), uniqueSleep()];
     writeFileSync(
       script,
       `import { localSandbox } from ${JSON.stringify(join(packageDir, "src", "index.ts"))};
 const sandbox = await localSandbox().open(undefined);
-const background = await sandbox.exec("nohup sleep 60 >/dev/null 2>&1 & echo $!");
-sandbox.exec("echo $$; exec sleep 60", {
-  onStdout: (text) => {
-    console.log(JSON.stringify({ workspace: sandbox.workspace, pids: [Number(background.stdout), Number(text)] }));
+await sandbox.exec("nohup sleep ${durations[0]} >/dev/null 2>&1 &");
+sandbox.exec("echo started; exec sleep ${durations[1]}", {
+  onStdout: () => {
+    console.log(JSON.stringify({ workspace: sandbox.workspace }));
     process.exit(0);
   },
 });
@@ -399,10 +400,12 @@ sandbox.exec("echo $$; exec sleep 60", {
     child.stderr.on("data", (chunk) => (stderr += chunk));
     const code = await new Promise((resolve) => child.on("close", resolve));
     expect(code, stderr).toBe(0);
-    const { workspace, pids } = JSON.parse(stdout) as { workspace: string; pids: number[] };
-    expect(pids).toHaveLength(2);
-    await sleep(100);
-    for (const pid of pids) expect(alive(pid), `process ${pid} survived the exit`).toBe(false);
+    const { workspace } = JSON.parse(stdout) as { workspace: string };
+    // The exit handler sends the kills; the kernel takes a moment to carry them out.
+    for (let i = 0; i < 50 && durations.some(running); i++) await sleep(100);
+    for (const duration of durations) {
+      expect(running(duration), `sleep ${duration} survived the exit`).toBe(false);
+    }
     expect(existsSync(workspace)).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 import { type OpenOptions, type SandboxBackendV1, SandboxError } from "@openrath/core";
 import { DEFAULT_MAX_OUTPUT_BYTES } from "@openrath/core/backend";
 import { checkBubblewrap } from "./internal/check-bubblewrap.js";
+import { type CommandNamespace, commandNamespace } from "./internal/command-namespace.js";
 import { detectLanguages } from "./internal/detect-languages.js";
 import { HostSandbox } from "./internal/host-sandbox.js";
 import { parseLocalOptions } from "./internal/parse-local-options.js";
@@ -9,8 +10,10 @@ import { SANDBOX_PATH, type SandboxTools } from "./internal/sandbox-tools.js";
 
 /**
  * How commands of a local sandbox are separated from the host:
- * - `none` — plain host processes in the workspace directory (their own process group, nothing
- *   else): they see the whole file system and the network with the host user's rights;
+ * - `none` — host processes in the workspace directory: they see the whole file system, the
+ *   host's processes and the network with the host user's rights; each command runs in a PID
+ *   namespace of its own where the host allows it (so a kill reaches all it started), else in its
+ *   own process group;
  * - `bubblewrap` — every command runs under [bubblewrap](https://github.com/containers/bubblewrap)
  *   in fresh namespaces: the host root read-only, the workspace writable, a private `/tmp`, no
  *   network, no capabilities.
@@ -59,7 +62,9 @@ export interface LocalSandboxOptions {
 
 /**
  * The `local` sandbox backend: commands run as host processes in a workspace directory, each in
- * its own process group (timeouts and aborts kill the whole group), optionally under bubblewrap.
+ * a PID namespace of its own where the host allows it (timeouts, aborts and `close()` kill
+ * everything it started; `capabilities.processTree` says whether that holds here), optionally
+ * under bubblewrap.
  * `runCode` supports the interpreters found on the host when the factory runs: `python` (python3),
  * `javascript` (this Node.js), `bash` and `sh`.
  *
@@ -79,6 +84,19 @@ export interface LocalSandboxOptions {
  */
 export function localSandbox(
   options: LocalSandboxOptions = {},
+): SandboxBackendV1<LocalSandboxSpec | undefined> {
+  return localSandboxWith(options, commandNamespace);
+}
+
+/**
+ * {@link localSandbox} with the probe of unisolated commands' PID namespaces given (tests use it
+ * to run the fallback where namespaces work). Not part of the package's API.
+ *
+ * @internal
+ */
+export function localSandboxWith(
+  options: LocalSandboxOptions,
+  findCommandNamespace: () => CommandNamespace | undefined,
 ): SandboxBackendV1<LocalSandboxSpec | undefined> {
   const settings = parseLocalOptions(options);
   const interpreters = detectLanguages(process.env.PATH ?? "");
@@ -106,8 +124,11 @@ export function localSandbox(
       isolation: settings.isolation === "bubblewrap" ? "namespace" : "process",
       snapshots: false,
       languages,
-      // Each command under bubblewrap has a PID namespace of its own; host processes can escape a group.
-      processTree: settings.isolation === "bubblewrap" ? "contained" : "best-effort",
+      // Every command has a PID namespace of its own: always under bubblewrap, unisolated where the
+      // host allows it (probed on first use, see ADR 0023); otherwise a process can escape its group.
+      get processTree() {
+        return settings.isolation === "bubblewrap" || findCommandNamespace() ? "contained" : "best-effort";
+      },
     },
     parseSpec,
     async open(rawSpec: LocalSandboxSpec | undefined, openOptions: OpenOptions = {}) {
@@ -115,6 +136,7 @@ export function localSandbox(
       const signal = openOptions.signal;
       if (signal?.aborted) throw abortedOpen();
       const tools = spec.isolation === "bubblewrap" ? await ensureBubblewrap() : undefined;
+      const namespace = spec.isolation === "bubblewrap" ? undefined : findCommandNamespace();
       if (signal?.aborted) throw abortedOpen();
       return HostSandbox.open({
         spec,
@@ -126,6 +148,7 @@ export function localSandbox(
           ...(tools ? { javascript: { ...isolatedInterpreters.javascript!, command: tools.node } } : {}),
         },
         ...(tools ? { tools } : {}),
+        ...(namespace ? { commandNamespace: namespace } : {}),
       });
     },
   };

@@ -15,6 +15,7 @@ import { checkCode, checkCommand, checkEnv, resolveExecTimeout } from "@openrath
 import type { LocalSandboxSpec } from "../local-sandbox.js";
 import { buildEnv } from "./build-env.js";
 import { accountFiles, bwrapArgs, sandboxIds } from "./bwrap-args.js";
+import type { CommandNamespace } from "./command-namespace.js";
 import type { Interpreter } from "./detect-languages.js";
 import { Namespace } from "./namespace.js";
 import { EXEC_MARKER, killProcessTree } from "./process-tree.js";
@@ -36,6 +37,11 @@ export interface HostSandboxConfig {
   readonly isolatedInterpreters: Readonly<Record<string, Interpreter>>;
   /** What a bubblewrap sandbox runs (found when the backend first opened one). */
   readonly tools?: SandboxTools;
+  /**
+   * How an unisolated command gets a PID namespace of its own; without it, killing what a command
+   * left is best effort (see ADR 0023).
+   */
+  readonly commandNamespace?: CommandNamespace;
 }
 
 interface HostSandboxState {
@@ -51,14 +57,22 @@ interface HostSandboxState {
   readonly bwrapArgs?: readonly string[];
 }
 
+/** How long `close()` waits for killed namespaces to end (they end within moments). */
+const GROUPS_END_WAIT_MS = 5_000;
+
 /** A `local` sandbox: host processes (optionally under bubblewrap) in a workspace directory. */
 export class HostSandbox implements SandboxV1 {
   readonly id: string;
   readonly workspace: string;
   private readonly spec: LocalSandboxSpec;
   private readonly state: HostSandboxState;
-  /** Process groups started by this sandbox (unisolated) that may still have members, with their markers. */
-  private readonly groups = new Map<number, string>();
+  /**
+   * Unisolated commands that may still have processes, by process group id: how to kill them all
+   * (in a namespace) and the promise of their end.
+   */
+  private readonly groups = new Map<number, { readonly kill: () => void; readonly ended: Promise<void> }>();
+  /** Without namespaces: the marker of every command run, as a descendant may outlive its group. */
+  private readonly markers = new Set<string>();
   /** Commands still running, to wait for on close. */
   private readonly running = new Set<Promise<unknown>>();
   /** Aborts every running command on close. */
@@ -232,6 +246,7 @@ export class HostSandbox implements SandboxV1 {
       await namespace?.close();
       await Promise.allSettled([...this.running]);
       this.killGroups();
+      await this.groupsEnded();
       const dirs = [this.state.privateDir, ...(this.state.ownsWorkspace ? [this.state.root.real] : [])];
       await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 3 })));
       for (const dir of dirs) watched.forgetDir(dir);
@@ -248,13 +263,30 @@ export class HostSandbox implements SandboxV1 {
     if (this.state.ownsWorkspace) rmSync(this.state.root.real, { recursive: true, force: true });
   }
 
-  /** Kills what every unisolated command left (its group and its descendants), and forgets them. */
+  /**
+   * Kills what every unisolated command left: each namespace (forgotten when its end is seen), or,
+   * without namespaces, each group and every process with a marker, and their descendants.
+   */
   private killGroups(): void {
-    for (const [pgid, marker] of this.groups) {
-      killProcessTree(pgid, marker);
-      watched.forgetGroup(pgid);
+    if (this.config.commandNamespace) {
+      for (const group of this.groups.values()) group.kill();
+      return;
     }
+    killProcessTree([...this.groups.keys()], this.markers);
+    for (const pgid of this.groups.keys()) watched.forgetGroup(pgid);
     this.groups.clear();
+  }
+
+  /** Waits (at most a few seconds) until every killed namespace has ended: then none of its processes is left. */
+  private async groupsEnded(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all([...this.groups.values()].map((group) => group.ended)),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, GROUPS_END_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
   }
 
   /** The sandbox's namespace, started (again, after a crash) when needed. */
@@ -349,26 +381,36 @@ export class HostSandbox implements SandboxV1 {
       run = namespace.run({ argv, cwd, ...common });
     } else {
       const marker = randomUUID();
+      const namespace = this.config.commandNamespace;
+      if (!namespace) this.markers.add(marker);
+      let ended = () => {};
+      const forget = (pgid: number) => {
+        this.groups.delete(pgid);
+        watched.forgetGroup(pgid);
+        ended();
+      };
       run = runProcess({
         file: argv[0]!,
         args: argv.slice(1),
         cwd,
         ...common,
         env: { ...env, [EXEC_MARKER]: marker },
-        marker,
-        onStart: (pgid) => {
-          this.groups.set(pgid, marker);
+        ...(namespace ? { namespace } : { marker }),
+        onStart: (pgid, kill) => {
+          const end = new Promise<void>((resolve) => {
+            ended = resolve;
+          });
+          this.groups.set(pgid, { kill, ended: end });
           watched.group(pgid);
         },
         onEnd: (pgid) => {
-          // Members that outlive the leader (background jobs) are killed on close; an empty group is forgotten.
+          // A namespace ends with its last process. Without one, members that outlive the leader
+          // (background jobs) are killed on close, and an empty group is forgotten.
+          if (namespace) return forget(pgid);
           try {
             process.kill(-pgid, 0);
           } catch (error) {
-            if (errnoOf(error) === "ESRCH") {
-              this.groups.delete(pgid);
-              watched.forgetGroup(pgid);
-            }
+            if (errnoOf(error) === "ESRCH") forget(pgid);
           }
         },
       });

@@ -39,35 +39,44 @@ function processTable(): ProcessInfo[] {
   return table;
 }
 
-function carriesMarker(pid: number, marker: string): boolean {
+function carriesMarker(pid: number, markers: ReadonlySet<string>): boolean {
+  if (markers.size === 0) return false;
   try {
-    return readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(`${EXEC_MARKER}=${marker}`);
+    const prefix = `${EXEC_MARKER}=`;
+    for (const variable of readFileSync(`/proc/${pid}/environ`, "latin1").split("\0")) {
+      if (variable.startsWith(prefix) && markers.has(variable.slice(prefix.length))) return true;
+    }
   } catch {
-    return false;
+    // Exited, or not ours to read.
   }
+  return false;
 }
 
 /**
- * Kills, with SIGKILL, everything a host command left: its process group, its session, processes
- * carrying its marker in their environment, and every descendant of those (followed through the
- * parent links of the process table), in passes until one finds nothing (a process may fork while
- * a pass runs). Best effort by nature: a descendant that double-forked, called `setsid` and
- * cleared its environment before the kill has no link left to follow. Without `/proc` (not Linux)
- * only the process group is killed.
+ * Kills, with SIGKILL, everything host commands left: their process groups and sessions, processes
+ * carrying one of their markers in their environment, and every descendant of those (followed
+ * through the parent links of the process table), in passes until one finds nothing (a process
+ * may fork while a pass runs). Best effort by nature: a descendant that double-forked, called
+ * `setsid` and cleared its environment before the kill has no link left to follow. Without
+ * `/proc` (not Linux) only the process groups are killed. Where commands have PID namespaces of
+ * their own (see `command-namespace.ts`) this is not needed.
  */
-export function killProcessTree(pgid: number, marker?: string): void {
-  try {
-    process.kill(-pgid, "SIGKILL");
-  } catch {
-    // The group is empty already.
+export function killProcessTree(groups: readonly number[], markers: ReadonlySet<string> = new Set()): void {
+  for (const pgid of groups) {
+    try {
+      process.kill(-pgid, "SIGKILL");
+    } catch {
+      // The group is empty already.
+    }
   }
+  const leaders = new Set(groups);
   for (let pass = 0; pass < 6; pass++) {
     const table = processTable();
     if (table.length === 0) return;
     const doomed = new Set<number>();
     for (const p of table) {
       if (p.pid === process.pid) continue;
-      if (p.pgrp === pgid || p.session === pgid || (marker !== undefined && carriesMarker(p.pid, marker))) {
+      if (leaders.has(p.pgrp) || leaders.has(p.session) || carriesMarker(p.pid, markers)) {
         doomed.add(p.pid);
       }
     }
