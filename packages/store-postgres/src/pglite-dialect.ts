@@ -12,6 +12,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from "kysely";
+import type { PGliteInstance } from "./pglite-instance.js";
 import {
   bindExecuteSync,
   databaseError,
@@ -38,7 +39,12 @@ import { isStalePlan, StatementNames } from "./prepared-pool.js";
  * ADR 0018, "PGlite per statement", has the measurements.
  */
 export class PGliteDialect implements Dialect {
-  constructor(private readonly db: PGlite) {}
+  private readonly db: PGlite;
+
+  /** `db` is a `PGlite` instance (typed by what the store uses, so PGlite's types stay private). */
+  constructor(db: PGliteInstance) {
+    this.db = db as PGlite;
+  }
 
   createAdapter() {
     return new PostgresAdapter();

@@ -16,6 +16,7 @@ import { connectionTarget, openFailure } from "./connection-errors.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { checkSchema, migrate, validSchema } from "./migrator.js";
 import { PGliteDialect } from "./pglite-dialect.js";
+import type { PGliteInstance } from "./pglite-instance.js";
 import { preparedPool } from "./prepared-pool.js";
 import { notifySignals } from "./signals/notify-signals.js";
 import { pgliteTransport, pgTransport } from "./signals/transports.js";
@@ -113,8 +114,8 @@ export interface PostgresStoreOptions extends StoreOptionsBase {
 export interface PgliteStoreOptions extends StoreOptionsBase {
   /** A directory for the database files; omitted: in memory, gone when the process ends. */
   readonly dataDir?: string;
-  /** An open PGlite instance to use instead (the store does not close it). */
-  readonly db?: PGlite;
+  /** An open `PGlite` instance to use instead (the store does not close it). */
+  readonly db?: PGliteInstance;
 }
 
 const CAPABILITIES_SERVER: RunStoreCapabilities = Object.freeze({
@@ -385,7 +386,9 @@ export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<Run
   const unlock = owned && options.dataDir ? lockDataDir(options.dataDir) : () => {};
   let pglite: PGlite;
   try {
-    pglite = options.db ?? (await PGlite.create(options.dataDir ? { dataDir: options.dataDir } : {}));
+    pglite =
+      (options.db as PGlite | undefined) ??
+      (await PGlite.create(options.dataDir ? { dataDir: options.dataDir } : {}));
   } catch (error) {
     unlock();
     throw error;
