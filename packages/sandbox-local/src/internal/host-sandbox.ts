@@ -1,7 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { rmSync } from "node:fs";
-import { mkdir, mkdtemp, realpath, rm, stat, writeFile } from "node:fs/promises";
+import {
+  type FileHandle,
+  mkdir,
+  mkdtemp,
+  open as openFile,
+  realpath,
+  rm,
+  stat,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -20,11 +29,11 @@ import type { Interpreter } from "./detect-languages.js";
 import { Namespace } from "./namespace.js";
 import { EXEC_MARKER, killProcessTree } from "./process-tree.js";
 import { registerExitCleanup, watched } from "./register-exit-cleanup.js";
-import type { WorkspacePath, WorkspaceRoot } from "./resolve-in-workspace.js";
 import { runProcess } from "./run-process.js";
 import type { SandboxTools } from "./sandbox-tools.js";
 import { abortedBeforeStart } from "./stop-error.js";
-import { errnoOf, fileError, mapFsError, WorkspaceFiles } from "./workspace-files.js";
+import { errnoOf, fileError, mapFsError, WorkspaceFiles, type WorkspacePath } from "./workspace-files.js";
+import { DIRECTORY_FLAGS, type WorkspaceRoot } from "./workspace-walk.js";
 
 /** What {@link HostSandbox.open} needs: the parsed spec and the backend's settings. */
 export interface HostSandboxConfig {
@@ -106,6 +115,7 @@ export class HostSandbox implements SandboxV1 {
    */
   static async open(config: HostSandboxConfig): Promise<HostSandbox> {
     const made: string[] = [];
+    let handle: FileHandle | undefined;
     try {
       const privateDir = await realpath(await mkdtemp(join(tmpdir(), "openrath-local-run-")));
       made.push(privateDir);
@@ -129,6 +139,7 @@ export class HostSandbox implements SandboxV1 {
         ownsWorkspace = true;
       }
       const real = await realpath(path);
+      handle = await openFile(real, DIRECTORY_FLAGS);
       let args: string[] | undefined;
       if (config.spec.isolation === "bubblewrap") {
         const ids = sandboxIds(process.getuid?.() ?? 1000, process.getgid?.() ?? 1000);
@@ -146,7 +157,7 @@ export class HostSandbox implements SandboxV1 {
       }
       for (const dir of made) watched.dir(dir);
       const sandbox = new HostSandbox(config, {
-        root: { path, real },
+        root: { path, real, handle },
         ownsWorkspace,
         privateDir,
         ...(args ? { bwrapArgs: args } : {}),
@@ -162,6 +173,7 @@ export class HostSandbox implements SandboxV1 {
       return sandbox;
     } catch (error) {
       if (SandboxError.isInstance(error, "sandbox_unavailable")) throw error;
+      await handle?.close().catch(() => {});
       await Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true }).catch(() => {})));
       const where = config.spec.workspace ?? tmpdir();
       throw new SandboxError(
@@ -224,9 +236,10 @@ export class HostSandbox implements SandboxV1 {
     }
     checkCode(code, language);
     // Under bubblewrap the script goes into the sandbox's own /tmp, the one host directory it sees there.
-    const name = `.openrath-code-${++this.scripts}${interpreter.extension}`;
+    const name = `.openrath-code-${++this.scripts}-${randomUUID()}${interpreter.extension}`;
     const script = bubblewrap ? join(this.state.privateDir, "tmp", name) : join(this.state.privateDir, name);
-    await writeFile(script, code, { mode: 0o600 });
+    // The sandbox controls its /tmp: a new file only (never through a link planted there, see ADR 0024).
+    await writeFile(script, code, { mode: 0o600, flag: "wx" });
     try {
       const { stdin: _ignored, ...rest } = options as ExecOptions;
       return await this.run(
@@ -250,6 +263,7 @@ export class HostSandbox implements SandboxV1 {
       const dirs = [this.state.privateDir, ...(this.state.ownsWorkspace ? [this.state.root.real] : [])];
       await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 3 })));
       for (const dir of dirs) watched.forgetDir(dir);
+      await this.state.root.handle.close().catch(() => {});
       this.unregister();
     })();
     return this.closing;
@@ -318,6 +332,16 @@ export class HostSandbox implements SandboxV1 {
     return this.starting;
   }
 
+  /** The workspace root as a working directory, refused (`file_not_found`) once it is gone. */
+  private async rootDirectory(): Promise<WorkspacePath> {
+    try {
+      if (!(await stat(this.state.root.real)).isDirectory()) throw fileError("not_a_directory", ".");
+    } catch (error) {
+      throw mapFsError(error, ".", "file_not_found");
+    }
+    return { rel: ".", real: this.state.root.real };
+  }
+
   private ensureOpen(): void {
     if (this.closing) {
       throw new SandboxError(
@@ -328,23 +352,13 @@ export class HostSandbox implements SandboxV1 {
     }
   }
 
-  private resolve(path: string): Promise<WorkspacePath> {
-    return this.files.resolve(path);
-  }
-
   private async run(argv: string[], options: ExecOptions): Promise<ExecResult> {
     if (options.signal?.aborted) throw abortedBeforeStart(options.signal);
     const timeoutMs = resolveExecTimeout(options.timeoutMs, this.spec.timeoutMs);
     const execEnv = options.env === undefined ? undefined : checkEnv(options.env);
-    const cwdPath = options.cwd ?? ".";
-    // The root needs no symlink resolution (its real path is known): the common case stays cheap.
+    // The root needs no walk (its real path is known): the common case stays cheap.
     const { rel: cwdRel, real: cwd } =
-      options.cwd === undefined ? { rel: ".", real: this.state.root.real } : await this.resolve(cwdPath);
-    try {
-      if (!(await stat(cwd)).isDirectory()) throw fileError("not_a_directory", cwdPath);
-    } catch (error) {
-      throw mapFsError(error, cwdPath, "file_not_found");
-    }
+      options.cwd === undefined ? await this.rootDirectory() : await this.files.directory(options.cwd);
     this.ensureOpen();
 
     const bubblewrap = this.spec.isolation === "bubblewrap";
