@@ -7,7 +7,7 @@ import {
   type RunStoreV1,
 } from "@openrath/runtime-durable";
 import { afterAll, afterEach } from "vitest";
-import { pgliteStore } from "../postgres-store.js";
+import { type PgliteStoreOptions, pgliteStore } from "../postgres-store.js";
 
 /**
  * One embedded database per test file (PGlite takes seconds to start) with a schema per test,
@@ -25,7 +25,7 @@ export function journalHarness() {
   return {
     /** A fresh store and runtime on their own schema. */
     async setup(
-      options: { journalDurability?: "relaxed" | "strict" } = {},
+      options: Pick<PgliteStoreOptions, "journalDurability" | "onQuery"> = {},
     ): Promise<{ store: RunStoreV1; runtime: DurableRuntime }> {
       const store = await pgliteStore({ db: await db, schema: `journal_${process.pid}_${++n}`, ...options });
       cleanup.push(() => store.close());
