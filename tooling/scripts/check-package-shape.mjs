@@ -2,7 +2,7 @@
 /**
  * Checks that every published package under `packages/*` has the shape the house style asks for:
  * its manifest (name, license, module type, engines, sideEffects, exports with the source condition
- * first), a tsup entry per export, core as a `workspace:^` peer of every adapter, a `./register`
+ * first), a tsup entry per export, core as a `workspace:>=0.1.0 <1.0.0` peer of every adapter, a `./register`
  * entry that types the key it registers (it reaches a `declare module "@openrath/core"` augmenting
  * `SandboxBackends` or `MemoryBackends`), and a core main entry that runs in a browser (no `node:`
  * module or Node builtin reachable from `src/index.ts`).
@@ -324,17 +324,23 @@ function checkPackage(dirName, dir) {
       if (manifest.dependencies?.[CORE] !== undefined) {
         report(
           pkg,
-          `lists ${CORE} in "dependencies"; move it to "peerDependencies" as "workspace:^" so one core (and one registry) exists at run time`,
+          `lists ${CORE} in "dependencies"; move it to "peerDependencies" as ${json(INTERNAL_PEER)} so one core (and one registry) exists at run time`,
         );
       }
       if (peer === undefined) {
-        report(pkg, `depends on ${CORE} but does not list it in "peerDependencies" as "workspace:^"`);
-      } else if (peer !== "workspace:^") {
-        report(pkg, `"peerDependencies" has ${CORE}: ${json(peer)}; expected "workspace:^"`);
+        report(pkg, `depends on ${CORE} but does not list it in "peerDependencies" as ${json(INTERNAL_PEER)}`);
+      } else if (peer !== INTERNAL_PEER) {
+        report(pkg, `"peerDependencies" has ${CORE}: ${json(peer)}; expected ${json(INTERNAL_PEER)}`);
       }
     }
   }
 }
+
+/**
+ * The peer range of an internal package: the whole 0.x line, so a minor release of core does not
+ * make changesets release every dependent as a major (the packages move in lockstep; ADR 0025).
+ */
+const INTERNAL_PEER = "workspace:>=0.1.0 <1.0.0";
 
 const packagesDir = join(root, "packages");
 if (!existsSync(packagesDir) || !statSync(packagesDir).isDirectory()) {

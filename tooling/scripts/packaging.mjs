@@ -398,11 +398,11 @@ export function pendingChangesets(root) {
     .map((file) => {
       const text = readFileSync(join(dir, file), "utf8");
       const match = /^---\n([\s\S]*?)\n---\n([\s\S]*)$/.exec(text);
-      const packages = match
-        ? [...match[1].matchAll(/^\s*["']?([^"':]+)["']?\s*:\s*(major|minor|patch)\s*$/gm)].map((m) => m[1])
+      const bumps = match
+        ? [...match[1].matchAll(/^\s*["']?([^"':]+)["']?\s*:\s*(major|minor|patch)\s*$/gm)]
         : [];
       const summary = match ? match[2].trim() : "";
-      return { file, packages, summary };
+      return { file, packages: bumps.map((m) => m[1]), bumps: bumps.map((m) => m[2]), summary };
     });
 }
 

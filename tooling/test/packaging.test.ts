@@ -120,6 +120,11 @@ describe.skipIf(!isolation.available)(`the packages as a user installs them (${i
     }
     // One fixed group: one version for all.
     expect([...versions]).toHaveLength(1);
+    // No major release unless a changeset asks for one (a peer's minor bump must not become a
+    // major of its dependents: internal peer ranges span the 0.x line, ADR 0025).
+    const major = (v: string) => Number(v.split(".")[0]);
+    if (!changesets.some((c) => c.bumps.includes("major")))
+      expect(major([...versions][0]!)).toBe(major(packages[0]!.version));
     expect(release.requests.filter((r: string) => r.startsWith("PUT"))).toEqual([]);
   });
 });

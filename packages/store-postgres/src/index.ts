@@ -7,6 +7,7 @@
 export { checksumOf, MIGRATIONS, type Migration } from "./migrations/index.js";
 export { checkSchema, migrate, type SchemaCheck, validSchema } from "./migrator.js";
 export { PGliteDialect } from "./pglite-dialect.js";
+export type { PGliteInstance } from "./pglite-instance.js";
 export {
   type PgliteStoreOptions,
   type PostgresStoreOptions,

@@ -59,7 +59,8 @@ export interface StoreOptionsBase {
    * effect whose outcome is lost is judged ambiguous by the next lease), and any later flushed
    * commit makes them durable, since the WAL is flushed in order. The dispatch of an effect that is
    * not safe to repeat, parks and decisions always wait for the flush. `"strict"`: every journal
-   * write waits for it.
+   * write waits for it. Applies to a PostgreSQL server: PGlite always commits the journal strictly
+   * (it has no WAL writer, so a relaxed commit would be lost with the process).
    */
   readonly journalDurability?: "relaxed" | "strict";
   /**
