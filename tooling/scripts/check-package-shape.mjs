@@ -328,7 +328,10 @@ function checkPackage(dirName, dir) {
         );
       }
       if (peer === undefined) {
-        report(pkg, `depends on ${CORE} but does not list it in "peerDependencies" as ${json(INTERNAL_PEER)}`);
+        report(
+          pkg,
+          `depends on ${CORE} but does not list it in "peerDependencies" as ${json(INTERNAL_PEER)}`,
+        );
       } else if (peer !== INTERNAL_PEER) {
         report(pkg, `"peerDependencies" has ${CORE}: ${json(peer)}; expected ${json(INTERNAL_PEER)}`);
       }

@@ -29,10 +29,10 @@ import {
   type ScriptedTurn,
   Session,
 } from "@openrath/core";
-import { createDurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
-import pg from "pg";
 // The bench's package does not list the provider as a dependency yet; its source is imported by path.
 import { openaiProvider } from "@openrath/provider-openai";
+import { createDurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
+import pg from "pg";
 import { benchPostgresUrl, freshStore } from "./internal/durable-fixtures.js";
 import { type OpenAIBenchServer, spawnOpenAIBenchServer } from "./internal/openai-bench-server.js";
 import { emit, median, progressFor, quantile, round } from "./internal/report.js";
