@@ -1,6 +1,4 @@
-export { type DemoOptions, type DemoResult, runDemo, TASK } from "./demo/demo.js";
-export { MamsWorkflow } from "./demo/mams-workflow.js";
-export { ROLES, scriptedBrain } from "./demo/scripted-brain.js";
+export { type DemoOptions, type DemoResult, runDemo } from "./demo/demo.js";
 export { type CliIO, main, type OutputStream } from "./main.js";
 export { parseDuration } from "./parse-duration.js";
 export {

@@ -1,6 +1,5 @@
 import { closeAllSandboxes, type ProviderV1, type RunOptions, type Session } from "@openrath/core";
-import { TASK } from "./demo/demo.js";
-import { MamsWorkflow } from "./demo/mams-workflow.js";
+import { MamsWorkflow, TASK } from "@openrath/demo";
 import { ensureLocalSandbox } from "./internal/ensure-local-sandbox.js";
 
 /** A workflow the CLI knows how to re-run, by the name a recording's manifest gives. */

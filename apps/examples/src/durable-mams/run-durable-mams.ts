@@ -1,10 +1,10 @@
 import { join } from "node:path";
-import { scriptedBrain, TASK } from "@openrath/cli";
 import { closeAllSandboxes, defaultRegistry, type ProviderV1, Session } from "@openrath/core";
+import { scriptedBrain, TASK } from "@openrath/demo";
+import { DurableMamsWorkflow } from "@openrath/demo/durable";
 import { ACTIVE_STATUSES, createDurableRuntime, type RunRecord } from "@openrath/runtime-durable";
 import { localSandbox } from "@openrath/sandbox-local";
 import { pgliteStore } from "@openrath/store-postgres";
-import { DurableMams } from "./durable-mams-workflow.js";
 
 /** Options of {@link runDurableMams}. */
 export interface DurableMamsOptions {
@@ -37,7 +37,7 @@ export async function runDurableMams(options: DurableMamsOptions): Promise<Durab
   const store = await pgliteStore({ dataDir: join(options.dir, "db") });
   try {
     const runtime = createDurableRuntime({ store });
-    const flow = new DurableMams(
+    const flow = new DurableMamsWorkflow(
       options.provider ?? scriptedBrain(),
       { workspace: join(options.dir, "workspace") },
       options.pauseMs ?? 1500,

@@ -10,14 +10,9 @@ import {
   Session,
   usageReport,
 } from "@openrath/core";
+import { MamsWorkflow, scriptedBrain, TASK } from "@openrath/demo";
 import { ensureLocalSandbox } from "../internal/ensure-local-sandbox.js";
 import { readRecording, writeRecording } from "../recording.js";
-import { MamsWorkflow } from "./mams-workflow.js";
-import { scriptedBrain } from "./scripted-brain.js";
-
-/** The task the demo gives its team. */
-export const TASK =
-  'Analyse the sentence "The quick brown fox jumps over the lazy dog": count its words, find its longest word and tally its letters.';
 
 /** Illustrative prices (USD per million tokens) for the real-model run. */
 const PRICES: PriceTable = { "gpt-4o-mini": { input: 0.15, output: 0.6, cachedInput: 0.075 } };
@@ -54,7 +49,7 @@ export interface DemoResult {
 }
 
 /**
- * Runs the MAMS demo (see {@link MamsWorkflow}) and returns its printed report. Deterministic for
+ * Runs the MAMS demo (`MamsWorkflow` from `@openrath/demo`) and returns its printed report. Deterministic for
  * the scripted brain and for replays, so a replay's output equals the recorded run's.
  *
  * @example

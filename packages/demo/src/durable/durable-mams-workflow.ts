@@ -1,23 +1,38 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { MamsWorkflow } from "@openrath/cli";
 import type { Agent, ProviderV1, Session } from "@openrath/core";
 import { DurableWorkflow, router, type StepContext, step } from "@openrath/runtime-durable";
 import type { LocalSandboxSpec } from "@openrath/sandbox-local";
+import { MamsWorkflow } from "../mams-workflow.js";
 
 /**
- * The MAMS demo as a durable workflow: the same team (reused from `@openrath/cli`'s
- * `MamsWorkflow`), with a checkpoint after every member's turn. Kill the process at any point and
- * the run continues from the last finished turn.
+ * The MAMS demo as a durable workflow: the same team as {@link MamsWorkflow}, with a checkpoint
+ * after every member's turn. Kill the process at any point and the run continues from the last
+ * finished turn. The specialists run one after another (each on a fork merged back three-way), so
+ * every one of them is a step of its own.
  *
  * plan → wordsmith → analyst → statistician → compress → decide ⇒ writer | reviewer
+ *
+ * @example
+ * ```ts
+ * import { Session } from "@openrath/core";
+ * import { scriptedBrain, TASK } from "@openrath/demo";
+ * import { DurableMamsWorkflow } from "@openrath/demo/durable";
+ * import { createDurableRuntime } from "@openrath/runtime-durable";
+ *
+ * const runtime = createDurableRuntime({ store }); // any RunStoreV1, e.g. pgliteStore()
+ * await runtime.register(new DurableMamsWorkflow(scriptedBrain(), { workspace: "./workspace" }));
+ * const run = await runtime.submit("durable-mams", Session.fromUserMessage(TASK));
+ * ```
  */
-export class DurableMams extends DurableWorkflow {
+export class DurableMamsWorkflow extends DurableWorkflow {
   private readonly team: MamsWorkflow;
 
   /**
    * @param provider - the model every member calls.
-   * @param sandbox - the `local` sandbox the specialists share.
-   * @param pauseMs - a pause at the start of every step, long enough to kill the process mid-run.
+   * @param sandbox - the spec of the `local` sandbox the specialists share; give it a `workspace`
+   *   that outlives the process, so a resumed run finds the files of the steps before.
+   * @param pauseMs - a pause at the start of every step, in milliseconds (default 0), long enough
+   *   to kill the process mid-run in a demonstration; aborted with the step.
    */
   constructor(
     provider: ProviderV1,

@@ -106,7 +106,9 @@ export function scriptedBrain(): ScriptedProvider {
       return { text: `Task: analyse "${subject(messages)}". Findings: ${findings(messages).join(" ")}` };
     }
     if (head.startsWith(ROLES.router)) {
-      return { text: findings(messages).some((f) => f.startsWith("My program")) ? "1" : "0" };
+      // The router reads the compressed summary, which quotes the specialists' findings.
+      const failed = messages.slice(1).some((m) => text(m).includes("My program failed"));
+      return { text: failed ? "1" : "0" };
     }
     if (head.startsWith(ROLES.writer)) {
       const summary = text(messages.findLast((m) => m.role === "user"));
