@@ -1,11 +1,19 @@
 /**
- * `@openrath/core/backend`: the helpers that backend authors need — sandbox path confinement,
+ * `@openrath/core/backend`: the helpers that backend authors need — options and spec validation
+ * over a Standard Schema (one coded error for every backend), sandbox path confinement,
  * output capping and argument checks (commands, file data, code, environments), memory scope
  * arithmetic and extraction, provider delta accumulation and the retrying call wrappers, request
  * fingerprints. Application code writes against the main entry; these are for the packages that
  * implement a contract.
  */
 export { type Branch, createRunScope } from "./call-position.js";
+export {
+  type CheckOptionsContext,
+  type CheckSpecContext,
+  checkOptions,
+  checkSpec,
+  type OptionIssue,
+} from "./check-options.js";
 export { chunkToMessage } from "./chunk.js";
 export { validateJsonSchema } from "./internal/json-schema.js";
 export {
