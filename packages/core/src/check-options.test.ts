@@ -80,6 +80,18 @@ describe("checkOptions", () => {
     expect(other.details.issues).toHaveLength(2);
   });
 
+  it("gives the reason a record key fails, not only that it does", () => {
+    const schema = z.strictObject({
+      env: z.record(
+        z.string().refine((name) => !name.includes("="), "names have no '='"),
+        z.string(),
+      ),
+    });
+    const error = thrown(() => checkOptions(schema, { env: { "A=B": "1" } }, { backend: "demo" }));
+    expect(error.details.field).toBe("env.A=B");
+    expect(error.message).toContain("invalid key in record: names have no '='.");
+  });
+
   it("says what is wrong with the options as a whole", () => {
     const error = thrown(() => checkOptions(Options, "bubblewrap", { backend: "demoSandbox" }));
     expect(error.message).toBe(

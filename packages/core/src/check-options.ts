@@ -176,10 +176,20 @@ function validate<Output>(
         issues.push(found([...path, key], input, subject, `it is not ${subject.member}${rest}`));
       }
     } else {
-      issues.push(found(path, input, subject, issue.message));
+      issues.push(found(path, input, subject, withNested(issue)));
     }
   }
   return { ok: false, issues };
+}
+
+/** zod puts why a record key failed in nested `issues` ("Invalid key in record" alone says little). */
+function withNested(issue: { readonly message: string }): string {
+  const nested = (issue as { readonly issues?: unknown }).issues;
+  if (!Array.isArray(nested)) return issue.message;
+  const reasons = nested
+    .map((inner) => (inner as { message?: unknown } | null)?.message)
+    .filter((text): text is string => typeof text === "string" && text !== "");
+  return reasons.length === 0 ? issue.message : `${issue.message}: ${reasons.join("; ")}`;
 }
 
 function found(path: readonly PropertyKey[], input: unknown, subject: Subject, text: string): Found {
