@@ -1,29 +1,70 @@
 import { resolve } from "node:path";
-import { SandboxError } from "@openrath/core";
+import { OpenRathError, SandboxError } from "@openrath/core";
 import { describe, expect, it } from "vitest";
-import { parseLocalSpec } from "./parse-local-spec.js";
+import { type LocalSandboxOptions, localSandbox } from "./local-sandbox.js";
+
+const plain = localSandbox();
+const isolated = localSandbox({ isolation: "bubblewrap" });
 
 function invalidField(run: () => unknown): string {
   try {
     run();
   } catch (error) {
-    expect(SandboxError.isInstance(error, "invalid_spec")).toBe(true);
+    expect(SandboxError.isInstance(error, "invalid_spec"), String(error)).toBe(true);
+    expect((error as Error).name).toBe("SandboxError");
     return String((error as SandboxError).details.field);
   }
   throw new Error("expected invalid_spec");
 }
 
-describe("parseLocalSpec", () => {
+describe("localSandbox(options)", () => {
+  it("takes valid options, and none at all", () => {
+    expect(
+      localSandbox({ isolation: "bubblewrap", bwrapPath: "/usr/bin/bwrap", maxOutputBytes: 0 }).key,
+    ).toBe("local");
+    expect(localSandbox().capabilities.network).toBe("open");
+    expect(isolated.capabilities.network).toBe("none");
+  });
+
+  it.each<[string, unknown]>([
+    ["isolation", "vm"],
+    ["bwrapPath", ""],
+    ["bwrapPath", "a\0b"],
+    ["maxOutputBytes", -1],
+    ["maxOutputBytes", 1.5],
+    ["timeout", 5],
+  ])("refuses %s = %j with invalid_argument naming the field", (field, value) => {
+    try {
+      localSandbox({ [field]: value } as LocalSandboxOptions);
+      expect.fail("expected a throw");
+    } catch (error) {
+      expect(OpenRathError.isInstance(error, "invalid_argument")).toBe(true);
+      expect((error as OpenRathError).details).toMatchObject({ backend: "localSandbox", field });
+      expect((error as Error).message).toMatch(/^Invalid options of localSandbox\(\): /);
+    }
+  });
+
+  it("says which options there are when one is misspelt", () => {
+    expect(() => localSandbox({ isolaton: "none" } as LocalSandboxOptions)).toThrow(
+      /"isolaton" is "none"; it is not an option of localSandbox\(\); the fields are isolation, bwrapPath, maxOutputBytes/,
+    );
+  });
+});
+
+describe("the local spec (parseSpec, and open)", () => {
   it("treats undefined and null as an empty spec with the backend's isolation", () => {
-    expect(parseLocalSpec(undefined, "none")).toEqual({ isolation: "none" });
-    expect(parseLocalSpec(null, "bubblewrap")).toEqual({ isolation: "bubblewrap" });
+    expect(plain.parseSpec!(undefined)).toEqual({ isolation: "none" });
+    expect(isolated.parseSpec!(null)).toEqual({ isolation: "bubblewrap" });
   });
 
   it("keeps every valid field and makes the workspace absolute", () => {
-    const spec = parseLocalSpec(
-      { workspace: "rel/dir", env: { A: "1" }, inheritEnv: false, timeoutMs: 500, isolation: "none" },
-      "none",
-    );
+    const spec = plain.parseSpec!({
+      workspace: "rel/dir",
+      env: { A: "1" },
+      inheritEnv: false,
+      timeoutMs: 500,
+      isolation: "none",
+    });
     expect(spec).toEqual({
       workspace: resolve("rel/dir"),
       env: { A: "1" },
@@ -34,36 +75,37 @@ describe("parseLocalSpec", () => {
   });
 
   it("lets a spec tighten isolation but never loosen it", () => {
-    expect(parseLocalSpec({ isolation: "bubblewrap" }, "none").isolation).toBe("bubblewrap");
-    expect(invalidField(() => parseLocalSpec({ isolation: "none" }, "bubblewrap"))).toBe("isolation");
+    expect(plain.parseSpec!({ isolation: "bubblewrap" })?.isolation).toBe("bubblewrap");
+    expect(invalidField(() => isolated.parseSpec!({ isolation: "none" }))).toBe("isolation");
+    expect(() => isolated.parseSpec!({ isolation: "none" })).toThrow(/tighten isolation, never loosen/);
   });
 
   it("names the bad field", () => {
-    expect(invalidField(() => parseLocalSpec({ workspace: "" }, "none"))).toBe("workspace");
-    expect(invalidField(() => parseLocalSpec({ workspace: 3 }, "none"))).toBe("workspace");
-    expect(invalidField(() => parseLocalSpec({ env: ["A=1"] }, "none"))).toBe("env");
-    expect(invalidField(() => parseLocalSpec({ env: { A: 1 } }, "none"))).toBe("env.A");
-    expect(invalidField(() => parseLocalSpec({ env: { "A=B": "1" } }, "none"))).toBe("env.A=B");
-    expect(invalidField(() => parseLocalSpec({ isolation: "docker" }, "none"))).toBe("isolation");
-    expect(invalidField(() => parseLocalSpec({ inheritEnv: "yes" }, "none"))).toBe("inheritEnv");
-    expect(invalidField(() => parseLocalSpec({ timeoutMs: 0 }, "none"))).toBe("timeoutMs");
-    expect(invalidField(() => parseLocalSpec({ timeoutMs: Number.POSITIVE_INFINITY }, "none"))).toBe(
-      "timeoutMs",
-    );
+    expect(invalidField(() => plain.parseSpec!({ workspace: "" }))).toBe("workspace");
+    expect(invalidField(() => plain.parseSpec!({ workspace: 3 }))).toBe("workspace");
+    expect(invalidField(() => plain.parseSpec!({ env: ["A=1"] }))).toBe("env");
+    expect(invalidField(() => plain.parseSpec!({ env: { A: 1 } }))).toBe("env.A");
+    expect(invalidField(() => plain.parseSpec!({ env: { "A=B": "1" } }))).toBe("env.A=B");
+    expect(invalidField(() => plain.parseSpec!({ isolation: "docker" }))).toBe("isolation");
+    expect(invalidField(() => plain.parseSpec!({ inheritEnv: "yes" }))).toBe("inheritEnv");
+    expect(invalidField(() => plain.parseSpec!({ timeoutMs: 0 }))).toBe("timeoutMs");
+    expect(invalidField(() => plain.parseSpec!({ timeoutMs: Number.POSITIVE_INFINITY }))).toBe("timeoutMs");
   });
 
   it("refuses unknown fields, so a misspelt one does not silently fall back to a default", () => {
-    expect(invalidField(() => parseLocalSpec({ workdir: "/x" }, "none"))).toBe("workdir");
-    expect(() => parseLocalSpec({ workdir: "/x" }, "none")).toThrow(/fields are workspace, env/);
+    expect(invalidField(() => plain.parseSpec!({ workdir: "/x" }))).toBe("workdir");
+    expect(() => plain.parseSpec!({ workdir: "/x" })).toThrow(
+      'Invalid "local" sandbox spec: "workdir" is "/x"; it is not a field of the spec; the fields are workspace, env, isolation, inheritEnv, timeoutMs.',
+    );
   });
 
   it("refuses a spec that is not an object", () => {
-    expect(() => parseLocalSpec("workspace", "none")).toThrow(SandboxError);
-    expect(() => parseLocalSpec(["x"], "none")).toThrow(/must be an object/);
+    expect(() => plain.parseSpec!("workspace")).toThrow(SandboxError);
+    expect(() => plain.parseSpec!(["x"])).toThrow(/the spec is \["x"\]; invalid input: expected object/);
   });
 
   it("round-trips through JSON (a placement serializes its spec)", () => {
-    const spec = parseLocalSpec({ workspace: "/w", timeoutMs: 10, env: { A: "b" } }, "none");
-    expect(parseLocalSpec(JSON.parse(JSON.stringify(spec)), "none")).toEqual(spec);
+    const spec = plain.parseSpec!({ workspace: "/w", timeoutMs: 10, env: { A: "b" } });
+    expect(plain.parseSpec!(JSON.parse(JSON.stringify(spec)))).toEqual(spec);
   });
 });

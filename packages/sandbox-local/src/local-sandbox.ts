@@ -1,12 +1,11 @@
 import { type OpenOptions, type SandboxBackendV1, SandboxError } from "@openrath/core";
-import { DEFAULT_MAX_OUTPUT_BYTES } from "@openrath/core/backend";
+import { checkOptions, checkSpec, DEFAULT_MAX_OUTPUT_BYTES } from "@openrath/core/backend";
 import { checkBubblewrap } from "./internal/check-bubblewrap.js";
 import { type CommandNamespace, commandNamespace } from "./internal/command-namespace.js";
 import { detectLanguages } from "./internal/detect-languages.js";
 import { HostSandbox } from "./internal/host-sandbox.js";
-import { parseLocalOptions } from "./internal/parse-local-options.js";
-import { parseLocalSpec } from "./internal/parse-local-spec.js";
 import { SANDBOX_PATH, type SandboxTools } from "./internal/sandbox-tools.js";
+import { LocalSandboxOptionsSchema, localSandboxSpecSchema } from "./internal/schemas.js";
 
 /**
  * How commands of a local sandbox are separated from the host:
@@ -42,7 +41,11 @@ export interface LocalSandboxSpec {
    * bubblewrap), plus {@link LocalSandboxSpec.env}.
    */
   readonly inheritEnv?: boolean;
-  /** Default timeout of every `exec` and `runCode`, in milliseconds (default: none). */
+  /**
+   * Default timeout of every `exec` and `runCode`, a positive number of milliseconds (default:
+   * core's `DEFAULT_EXEC_TIMEOUT_MS`, 10 minutes). An exec's own `timeoutMs` wins, and only it can
+   * turn the timeout off (`Infinity` or `null`).
+   */
   readonly timeoutMs?: number;
 }
 
@@ -80,7 +83,8 @@ export interface LocalSandboxOptions {
  * await session.release();
  * ```
  *
- * @throws {OpenRathError} `invalid_argument` for a bad option.
+ * @throws {OpenRathError} `invalid_argument` for a bad option; the descriptor's `parseSpec` and
+ *   `open` refuse a bad spec with `SandboxError` `invalid_spec`.
  */
 export function localSandbox(
   options: LocalSandboxOptions = {},
@@ -98,7 +102,7 @@ export function localSandboxWith(
   options: LocalSandboxOptions,
   findCommandNamespace: () => CommandNamespace | undefined,
 ): SandboxBackendV1<LocalSandboxSpec | undefined> {
-  const settings = parseLocalOptions(options);
+  const settings = checkOptions(LocalSandboxOptionsSchema, options, { backend: "localSandbox" });
   const interpreters = detectLanguages(process.env.PATH ?? "");
   // Inside a bubblewrap sandbox only the system directories (and this Node.js) are visible.
   const isolatedInterpreters = detectLanguages(SANDBOX_PATH);
@@ -112,7 +116,10 @@ export function localSandboxWith(
     });
     return bubblewrap;
   };
-  const parseSpec = (spec: unknown): LocalSandboxSpec => parseLocalSpec(spec, settings.isolation);
+  const specSchema = localSandboxSpecSchema(settings.isolation);
+  // `undefined` (and `null`, from JSON) is the empty spec.
+  const parseSpec = (spec: unknown): LocalSandboxSpec =>
+    checkSpec(specSchema, spec ?? {}, { kind: "sandbox", key: "local" });
   return {
     kind: "sandbox",
     key: "local",

@@ -37,7 +37,7 @@ import { DIRECTORY_FLAGS, type WorkspaceRoot } from "./workspace-walk.js";
 
 /** What {@link HostSandbox.open} needs: the parsed spec and the backend's settings. */
 export interface HostSandboxConfig {
-  /** A spec returned by `parseLocalSpec` (isolation filled in, workspace absolute). */
+  /** A spec returned by the descriptor's `parseSpec` (isolation filled in, workspace absolute). */
   readonly spec: LocalSandboxSpec;
   readonly bwrapPath: string;
   readonly maxOutputBytes: number;
