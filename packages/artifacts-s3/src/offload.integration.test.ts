@@ -175,7 +175,7 @@ for (const backend of backends) {
           tenantId: "acme",
         });
         runId = run.id;
-        expect((await runtime.wait(run.id)).status).toBe("succeeded");
+        expect((await runtime.wait(run.id, { tenantId: "acme" })).status).toBe("succeeded");
       });
       // Serializing the chunk, or copying the string, would hold 50 MB more.
       expect(
@@ -188,7 +188,7 @@ for (const backend of backends) {
       expect(rows.rows[0]!.longest, "a checkpoint row holds the large content").toBeLessThan(2000);
       expect((await artifacts.stat("acme", TOOL_DIGEST))?.size).toBe(TOOL_OUTPUT.length);
 
-      const session = await runtime.session(runId);
+      const session = await runtime.session(runId, undefined, { tenantId: "acme" });
       const result = session.chunks.at(-1)!;
       expect(result.kind).toBe("tool_result");
       expect((result as { content: string }).content === TOOL_OUTPUT).toBe(true);
@@ -197,7 +197,7 @@ for (const backend of backends) {
     it("garbage collection keeps what checkpoints refer to and deletes it once the session is erased", async () => {
       const { store, runtime, artifacts } = await setUp(backend);
       const run = await runtime.submit("tool-run", Session.fromUserMessage("dump again"), { tenantId: "gc" });
-      await runtime.wait(run.id);
+      await runtime.wait(run.id, { tenantId: "gc" });
       const orphan = await artifacts.put("gc", "never referenced");
       const loaded = await store.loadCheckpoint(run.id);
       expect(
@@ -227,9 +227,9 @@ for (const backend of backends) {
       const run = await runtime.submit("tool-run", Session.fromUserMessage("dump once more"), {
         tenantId: "lost",
       });
-      await runtime.wait(run.id);
+      await runtime.wait(run.id, { tenantId: "lost" });
       await backend.remove("lost", TOOL_DIGEST);
-      const error = await runtime.session(run.id).then(
+      const error = await runtime.session(run.id, undefined, { tenantId: "lost" }).then(
         () => undefined,
         (e: unknown) => e,
       );

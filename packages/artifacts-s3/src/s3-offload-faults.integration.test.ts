@@ -88,7 +88,7 @@ describe("durable runs with artifacts on a killed s3rver", () => {
     const run = await runtime.submit("commit-while-down", Session.fromUserMessage("go"), {
       tenantId: "acme",
     });
-    const done = await runtime.wait(run.id);
+    const done = await runtime.wait(run.id, { tenantId: "acme" });
     expect(done.status).toBe("succeeded");
     expect(done.attempt, "the step ran again instead of its commit waiting").toBe(1);
     const claims = (await base.readEvents(run.id)).filter((e) => e.type === "run.claimed");
@@ -96,7 +96,7 @@ describe("durable runs with artifacts on a killed s3rver", () => {
     const listed = [];
     for await (const stat of artifacts.list({ tenant: "acme" })) listed.push(stat);
     expect(listed.map((s) => [s.digest, s.size])).toEqual([[RESULT_DIGEST, RESULT.length]]);
-    const session = await runtime.session(run.id);
+    const session = await runtime.session(run.id, undefined, { tenantId: "acme" });
     expect(session.text() === RESULT).toBe(true);
   }, 90_000);
 
@@ -120,12 +120,14 @@ describe("durable runs with artifacts on a killed s3rver", () => {
     const { runtime, artifacts, base } = await setUp(workflow);
     artifactsOfStep = artifacts;
     const run = await runtime.submit("step-while-down", Session.fromUserMessage("go"), { tenantId: "acme" });
-    const done = await runtime.wait(run.id);
+    const done = await runtime.wait(run.id, { tenantId: "acme" });
     expect(done.status).toBe("succeeded");
     expect(attempts.length).toBeGreaterThanOrEqual(2);
     const events = await base.readEvents(run.id);
     const failures = events.filter((e) => JSON.stringify(e.data).includes("artifact_unavailable"));
     expect(failures.length, `events: ${events.map((e) => e.type).join(", ")}`).toBeGreaterThanOrEqual(1);
-    expect((await runtime.session(run.id)).text()).toBe("input the step reads");
+    expect((await runtime.session(run.id, undefined, { tenantId: "acme" })).text()).toBe(
+      "input the step reads",
+    );
   }, 90_000);
 });

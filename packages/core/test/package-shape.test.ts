@@ -34,7 +34,7 @@ function fixture(files: Record<string, string>): string {
     engines: { node: ">=20.19" },
     sideEffects: ["./dist/register.js", "./src/register.ts"],
     exports: { ".": entry("index", "index"), "./register": entry("register", "register") },
-    peerDependencies: { "@openrath/core": "workspace:^" },
+    peerDependencies: { "@openrath/core": "workspace:>=0.1.0 <1.0.0" },
   };
   const all: Record<string, string> = {
     "package.json": JSON.stringify(manifest),
