@@ -1,18 +1,24 @@
-import { OpenRathError } from "@openrath/core";
+import { SandboxError } from "@openrath/core";
 import { describe, expect, it } from "vitest";
-import { parseSpec } from "./parse-spec.js";
+import { dockerSandbox } from "./docker-sandbox.js";
+
+/** The descriptor's parseSpec, of a backend with `defaultImage`. */
+function parseSpec(spec: unknown, defaultImage?: string) {
+  return dockerSandbox(defaultImage === undefined ? {} : { defaultImage }).parseSpec!(spec);
+}
 
 function invalidField(spec: unknown, defaultImage?: string): unknown {
   try {
     parseSpec(spec, defaultImage);
   } catch (error) {
-    expect(OpenRathError.isInstance(error, "invalid_spec"), String(error)).toBe(true);
-    return (error as OpenRathError).details.field ?? "(spec)";
+    expect(SandboxError.isInstance(error, "invalid_spec"), String(error)).toBe(true);
+    expect((error as Error).name).toBe("SandboxError");
+    return (error as SandboxError).details.field || "(spec)";
   }
   return expect.fail(`parseSpec(${JSON.stringify(spec)}) accepted an invalid spec`);
 }
 
-describe("parseSpec", () => {
+describe("the docker spec (parseSpec, and open)", () => {
   it("applies the safe defaults: one CPU, 1 GiB without swap, 256 processes, no network", () => {
     expect(parseSpec({ image: "busybox" })).toEqual({
       image: "busybox",
@@ -26,15 +32,16 @@ describe("parseSpec", () => {
   });
 
   it("takes null or Infinity as the timeout opt-out, stored as null so the spec survives JSON", () => {
-    expect(parseSpec({ image: "x", timeoutMs: null }).timeoutMs).toBe(null);
-    expect(parseSpec({ image: "x", timeoutMs: Number.POSITIVE_INFINITY }).timeoutMs).toBe(null);
-    expect(parseSpec({ image: "x", timeoutMs: 1.5 }).timeoutMs).toBe(1.5);
+    expect(parseSpec({ image: "x", timeoutMs: null })?.timeoutMs).toBe(null);
+    expect(parseSpec({ image: "x", timeoutMs: Number.POSITIVE_INFINITY })?.timeoutMs).toBe(null);
+    expect(parseSpec({ image: "x", timeoutMs: 1.5 })?.timeoutMs).toBe(1.5);
+    expect(parseSpec({ image: "x", timeoutMs: 2 ** 40 })?.timeoutMs).toBe(null);
   });
 
   it("uses the factory's default image for an empty or missing spec", () => {
-    expect(parseSpec(undefined, "python:3.12").image).toBe("python:3.12");
-    expect(parseSpec(null, "python:3.12").image).toBe("python:3.12");
-    expect(parseSpec({ image: "own" }, "python:3.12").image).toBe("own");
+    expect(parseSpec(undefined, "python:3.12")?.image).toBe("python:3.12");
+    expect(parseSpec(null, "python:3.12")?.image).toBe("python:3.12");
+    expect(parseSpec({ image: "own" }, "python:3.12")?.image).toBe("own");
   });
 
   it("keeps every valid field", () => {
@@ -50,7 +57,7 @@ describe("parseSpec", () => {
       timeoutMs: 5000,
     };
     expect(parseSpec(spec)).toEqual({ ...spec, workspace: "/home/user/project" });
-    expect(parseSpec({ image: "x", user: "node" }).user).toBe("node");
+    expect(parseSpec({ image: "x", user: "node" })?.user).toBe("node");
   });
 
   it("names the field of each invalid value", () => {
@@ -97,6 +104,11 @@ describe("parseSpec", () => {
   it("explains what is valid in the message", () => {
     expect(() => parseSpec({ image: "x", network: "bridge" })).toThrow(/only "none" is supported/);
     expect(() => parseSpec({})).toThrow(/defaultImage/);
-    expect(() => parseSpec({ image: "x", imag: 1 })).toThrow(/valid fields: image, env/);
+    expect(() => parseSpec({ image: "x", imag: 1 })).toThrow(
+      /"imag" is 1; it is not a field of the spec; the fields are image, env, workspace, cpus, memoryBytes, pidsLimit, network, user, timeoutMs\./,
+    );
+    expect(() => parseSpec({ image: "x", cpus: 0, pidsLimit: 2 })).toThrow(
+      /Invalid "docker" sandbox spec, 2 problems:\n {2}- "cpus" is 0; .*\n {2}- "pidsLimit" is 2; it must be an integer of at least 8 processes\./,
+    );
   });
 });

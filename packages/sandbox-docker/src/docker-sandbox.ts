@@ -2,12 +2,12 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import {
   type OpenOptions,
-  OpenRathError,
   type SandboxBackendV1,
   type SandboxCapabilities,
   SandboxError,
   type SandboxV1,
 } from "@openrath/core";
+import { checkOptions, checkSpec } from "@openrath/core/backend";
 import type Dockerode from "dockerode";
 import type { DockerSandboxSpec } from "./docker-sandbox-spec.js";
 import { packEntries } from "./internal/archive.js";
@@ -24,16 +24,12 @@ import {
 } from "./internal/docker-client.js";
 import { trackContainer, untrackContainer } from "./internal/exit-cleanup.js";
 import { FrameDemuxer } from "./internal/frame-demuxer.js";
-import {
-  LABEL_CREATED,
-  LABEL_OWNER_HOST,
-  LABEL_OWNER_PID,
-  LABEL_SANDBOX,
-  RESERVED_LABEL_PREFIX,
-} from "./internal/labels.js";
+import { LABEL_CREATED, LABEL_OWNER_HOST, LABEL_OWNER_PID, LABEL_SANDBOX } from "./internal/labels.js";
 import { LANGUAGES } from "./internal/languages.js";
-import { type ParsedSpec, parseSpec } from "./internal/parse-spec.js";
+import { DockerSandboxOptionsSchema, dockerSandboxSpecSchema, type ParsedSpec } from "./internal/schemas.js";
 import { KEEP_ALIVE, SETUP } from "./internal/scripts.js";
+
+export type { DockerSandboxSpec } from "./docker-sandbox-spec.js";
 
 /** Options of {@link dockerSandbox}. */
 export interface DockerSandboxOptions {
@@ -57,51 +53,6 @@ export interface DockerSandboxOptions {
 
 /** How long `open` waits for the daemon to answer a ping before calling it unavailable. */
 const PING_TIMEOUT_MS = 10_000;
-
-function invalidOption(message: string, details: Record<string, unknown>): OpenRathError {
-  return new OpenRathError("invalid_argument", message, { details });
-}
-
-function checkOptions(options: DockerSandboxOptions): {
-  languages: string[];
-  labels: Record<string, string>;
-} {
-  const languages = [...(options.languages ?? ["sh"])];
-  if (!Array.isArray(options.languages ?? []) || languages.length === 0) {
-    throw invalidOption(
-      `dockerSandbox({ languages }) must be a non-empty array, such as ["sh", "python"]; got ${JSON.stringify(options.languages)}.`,
-      { languages: options.languages },
-    );
-  }
-  for (const language of languages) {
-    if (typeof language !== "string" || !Object.hasOwn(LANGUAGES, language)) {
-      throw invalidOption(
-        `dockerSandbox({ languages }) names ${JSON.stringify(language)}, which this backend cannot run. Supported: ${Object.keys(LANGUAGES).join(", ")}.`,
-        { language, supported: Object.keys(LANGUAGES) },
-      );
-    }
-  }
-  const labels: Record<string, string> = {};
-  for (const [key, value] of Object.entries(options.labels ?? {})) {
-    if (key === "" || key.startsWith(RESERVED_LABEL_PREFIX) || typeof value !== "string") {
-      throw invalidOption(
-        `dockerSandbox({ labels }) has ${JSON.stringify(key)}: ${JSON.stringify(value)}; label keys must be non-empty and not start with "${RESERVED_LABEL_PREFIX}" (reserved), and values must be strings.`,
-        { key, value },
-      );
-    }
-    labels[key] = value;
-  }
-  if (
-    options.defaultImage !== undefined &&
-    (typeof options.defaultImage !== "string" || !options.defaultImage)
-  ) {
-    throw invalidOption(
-      `dockerSandbox({ defaultImage }) must be a non-empty image reference; got ${JSON.stringify(options.defaultImage)}.`,
-      { defaultImage: options.defaultImage },
-    );
-  }
-  return { languages: [...new Set(languages)], labels };
-}
 
 function abortedError(): SandboxError {
   return new SandboxError("aborted", "Opening the docker sandbox was aborted.");
@@ -241,12 +192,19 @@ async function setupExec(
  * await session.release();
  * ```
  *
- * @throws {OpenRathError} `invalid_argument` for bad options (an unknown language, a reserved label).
+ * @throws {OpenRathError} `invalid_argument` for bad options (an unknown language, a reserved label);
+ *   the descriptor's `parseSpec` and `open` refuse a bad spec with `SandboxError` `invalid_spec`.
  */
 export function dockerSandbox(
   options: DockerSandboxOptions = {},
 ): SandboxBackendV1<DockerSandboxSpec | undefined, SandboxV1> {
-  const { languages, labels } = checkOptions(options);
+  const { languages, labels } = checkOptions(DockerSandboxOptionsSchema, options, {
+    backend: "dockerSandbox",
+  });
+  const specSchema = dockerSandboxSpecSchema(options.defaultImage);
+  // `undefined` (and `null`, from JSON) is the empty spec.
+  const parseSpec = (spec: unknown): ParsedSpec =>
+    checkSpec(specSchema, spec ?? {}, { kind: "sandbox", key: "docker" });
   const capabilities: SandboxCapabilities = {
     streaming: true,
     stdin: true,
@@ -264,9 +222,9 @@ export function dockerSandbox(
     key: "docker",
     specVersion: "v1",
     capabilities,
-    parseSpec: (spec: unknown) => parseSpec(spec, options.defaultImage),
+    parseSpec,
     async open(rawSpec: DockerSandboxSpec | undefined, openOptions: OpenOptions = {}): Promise<SandboxV1> {
-      const spec = parseSpec(rawSpec, options.defaultImage);
+      const spec = parseSpec(rawSpec);
       const signal = openOptions.signal;
       if (signal?.aborted) throw abortedError();
       client ??= dockerClient(options.docker);
@@ -473,5 +431,12 @@ async function openContainer(
   } catch (error) {
     await cleanup();
     throw error;
+  }
+}
+
+declare module "@openrath/core" {
+  interface SandboxBackends {
+    /** A container through the Docker Engine API; see {@link DockerSandboxSpec}. */
+    docker: DockerSandboxSpec | undefined;
   }
 }

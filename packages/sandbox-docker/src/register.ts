@@ -1,6 +1,10 @@
 import { defaultRegistry } from "@openrath/core";
 import { dockerSandbox } from "./docker-sandbox.js";
-// For the types: the main entry declares the "docker" key, so `import ".../register"` alone types `session.to("docker", …)`.
-import "./index.js";
+
+/**
+ * The spec type of the `docker` key this entry registers. Re-exported from the factory's file,
+ * which declares the key: so importing only this entry types `session.to("docker", …)`.
+ */
+export type { DockerSandboxSpec } from "./docker-sandbox.js";
 
 defaultRegistry().registerSandbox(dockerSandbox());

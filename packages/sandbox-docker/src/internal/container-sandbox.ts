@@ -26,7 +26,7 @@ import { ExecExits, type ExpectedExit } from "./exec-exits.js";
 import { untrackContainer } from "./exit-cleanup.js";
 import { FrameDemuxer } from "./frame-demuxer.js";
 import { LANGUAGES } from "./languages.js";
-import type { ParsedSpec } from "./parse-spec.js";
+import type { ParsedSpec } from "./schemas.js";
 import { KILL_GROUP_BASE, KILL_TREE, RESOLVE } from "./scripts.js";
 import { type ResolvedPath, statPath } from "./stat-path.js";
 
