@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { bundleWorker } from "./bundle-worker.js";
 import { TOOL_TURNS } from "./fake-openai-server.js";
 
 /** Where a kill can land in a turn, in the order the loop passes them (see `journal-kill-worker.ts`). */
@@ -13,41 +12,6 @@ export function killPoints(): string[] {
     for (const p of TOOL_TURN_POINTS) points.push(`${turn}:${p}`);
   points.push(`${TOOL_TURNS + 1}:model`, `${TOOL_TURNS + 1}:reply`);
   return points;
-}
-
-let bundled: Promise<string> | undefined;
-
-/**
- * The kill worker bundled once into one JavaScript file (workspace packages and the OpenAI SDK
- * inlined, the database drivers external), so each restart costs a Node start, not a compile.
- */
-function killWorkerBundle(): Promise<string> {
-  bundled ??= (async () => {
-    const { build } = await import("esbuild");
-    const here = fileURLToPath(new URL(".", import.meta.url));
-    // Inside the package's node_modules, so the bundle's bare imports (pg, kysely) resolve from there.
-    const out = join(
-      here,
-      "..",
-      "..",
-      "node_modules",
-      ".openrath-kill-worker",
-      `kill-worker-${process.pid}.mjs`,
-    );
-    await build({
-      entryPoints: [join(here, "journal-kill-worker.ts")],
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node20",
-      outfile: out,
-      conditions: ["@openrath/source"],
-      external: ["pg", "@electric-sql/pglite", "kysely", "esbuild"],
-      logLevel: "silent",
-    });
-    return out;
-  })();
-  return bundled;
 }
 
 /** How a kill worker ended. */
@@ -80,7 +44,7 @@ export async function runKillWorker(args: {
   key: string;
   killAt?: string;
 }): Promise<KillWorkerExit> {
-  const bundle = await killWorkerBundle();
+  const bundle = await bundleWorker("journal-kill-worker");
   const child: ChildProcess = spawn(
     process.execPath,
     [

@@ -1,41 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-
-let bundled: Promise<string> | undefined;
-
-/**
- * The journal worker bundled once into one JavaScript file (workspace packages inlined from source,
- * npm packages external), so each of the kill loop's restarts costs a Node start, not a compile.
- */
-function journalWorkerBundle(): Promise<string> {
-  bundled ??= (async () => {
-    const { build } = await import("esbuild");
-    const here = fileURLToPath(new URL(".", import.meta.url));
-    // Inside the package's node_modules, so the bundle's bare imports (pg, kysely) resolve from there.
-    const out = join(
-      here,
-      "..",
-      "..",
-      "node_modules",
-      ".openrath-journal-worker",
-      `journal-worker-${process.pid}.mjs`,
-    );
-    await build({
-      entryPoints: [join(here, "journal-worker.ts")],
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node20",
-      outfile: out,
-      conditions: ["@openrath/source"],
-      external: ["pg", "@electric-sql/pglite", "kysely", "esbuild"],
-      logLevel: "silent",
-    });
-    return out;
-  })();
-  return bundled;
-}
+import { bundleWorker } from "./bundle-worker.js";
 
 /** A line a journal worker printed: `at <runId> <what> <turn>`. */
 export interface WorkerNote {
@@ -66,7 +30,7 @@ export async function spawnJournalWorker(args: {
   mode: "agent" | "send-non_idempotent" | "send-idempotent";
   hang?: boolean;
 }): Promise<JournalWorkerProcess> {
-  const bundle = await journalWorkerBundle();
+  const bundle = await bundleWorker("journal-worker");
   const child = spawn(
     process.execPath,
     [bundle, args.url, args.schema, args.workerId, String(args.leaseMs), args.mode, args.hang ? "1" : "0"],

@@ -1,42 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-
-let bundled: Promise<string> | undefined;
-
-/**
- * The fault worker bundled once into one plain JavaScript file (workspace packages inlined from
- * source, npm packages external), so each of the hundreds of restarts costs a Node start, not a
- * TypeScript compile.
- */
-export function faultWorkerBundle(): Promise<string> {
-  bundled ??= (async () => {
-    const { build } = await import("esbuild");
-    const here = fileURLToPath(new URL(".", import.meta.url));
-    // Inside the package's node_modules, so the bundle's bare imports (pg, kysely) resolve from there.
-    const out = join(
-      here,
-      "..",
-      "..",
-      "node_modules",
-      ".openrath-fault-worker",
-      `fault-worker-${process.pid}.mjs`,
-    );
-    await build({
-      entryPoints: [join(here, "fault-worker.ts")],
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node20",
-      outfile: out,
-      conditions: ["@openrath/source"],
-      external: ["pg", "@electric-sql/pglite", "kysely", "esbuild"],
-      logLevel: "silent",
-    });
-    return out;
-  })();
-  return bundled;
-}
+import { bundleWorker } from "./bundle-worker.js";
 
 /** A running worker process. */
 export interface WorkerProcess {
@@ -64,7 +27,7 @@ export async function spawnWorker(args: {
   /** How long a SIGTERM lets the steps in flight finish before they are aborted (default 0). */
   drainMs?: number;
 }): Promise<WorkerProcess> {
-  const bundle = await faultWorkerBundle();
+  const bundle = await bundleWorker("fault-worker");
   const child = spawn(
     process.execPath,
     [
