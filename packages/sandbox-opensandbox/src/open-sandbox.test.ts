@@ -7,7 +7,7 @@ import { describeBody } from "./internal/errors.js";
 import { parseEventStream } from "./internal/event-stream.js";
 import { endpointUrl } from "./internal/open-remote-sandbox.js";
 import { shellJoin } from "./internal/shell.js";
-import { DEFAULT_IMAGE, parseOpenSandboxSpec } from "./internal/spec.js";
+import { DEFAULT_IMAGE } from "./internal/spec.js";
 import { openSandbox } from "./open-sandbox.js";
 import { bwrapWorks, type FakeOpenSandbox, startFakeOpenSandbox } from "./testing/fake-opensandbox.js";
 
@@ -51,6 +51,9 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** The descriptor's parseSpec: what `session.to("opensandbox", spec)` and `open` call. */
+const parseOpenSandboxSpec = (spec: unknown) => openSandbox().parseSpec!(spec);
+
 describe("spec", () => {
   it("fills in the defaults", () => {
     expect(parseOpenSandboxSpec(undefined)).toEqual({
@@ -82,11 +85,11 @@ describe("spec", () => {
     [{ image: "" }, "image"],
     [{ entrypoint: [] }, "entrypoint"],
     [{ env: { A: 1 } }, "env.A"],
-    [{ env: { "A=B": "x" } }, "env"],
+    [{ env: { "A=B": "x" } }, "env.A=B"],
     [{ resourceLimits: "big" }, "resourceLimits"],
     [{ timeoutSeconds: 59 }, "timeoutSeconds"],
     [{ timeoutSeconds: 60.5 }, "timeoutSeconds"],
-    [{ metadata: { "opensandbox.io/x": "y" } }, "metadata"],
+    [{ metadata: { "opensandbox.io/x": "y" } }, "metadata.opensandbox.io/x"],
     [{ workspace: "relative" }, "workspace"],
     [{ workspace: "/" }, "workspace"],
     [{ workspace: "/a/../b" }, "workspace"],
@@ -102,7 +105,9 @@ describe("spec", () => {
       error = e;
     }
     expect(OpenRathError.isInstance(error, "invalid_spec")).toBe(true);
+    expect((error as Error).name).toBe("SandboxError");
     expect((error as OpenRathError).message).toContain(`"${field}"`);
+    expect((error as OpenRathError).details.field).toBe(field);
   });
 
   it("is checked when a session is placed", () => {
@@ -187,9 +192,32 @@ describe("failures without a server", () => {
     expect(error.message).toMatch(/OPEN_SANDBOX_DOMAIN/);
   });
 
-  it("options are checked", () => {
+  it("options are checked, with invalid_argument naming the option", () => {
     expect(() => openSandbox({ readyTimeoutMs: -1 })).toThrow(/readyTimeoutMs/);
     expect(() => openSandbox({ network: "wide" as never })).toThrow(/network/);
+    for (const options of [{ readyTimeoutMs: -1 }, { network: "wide" }, { domian: "x:1" }]) {
+      let error: unknown;
+      try {
+        openSandbox(options as never);
+      } catch (e) {
+        error = e;
+      }
+      expect(OpenRathError.isInstance(error, "invalid_argument"), JSON.stringify(options)).toBe(true);
+      expect((error as OpenRathError).details.field).toBe(Object.keys(options)[0]);
+    }
+  });
+
+  it("never shows the execd access token in an error", () => {
+    const token = "execd-token-that-is-secret";
+    expect(() => openSandbox({ execdAccessToken: 42 as never })).toThrow(/execdAccessToken/);
+    let error: unknown;
+    try {
+      openSandbox({ execdAccessToken: [token] as never });
+    } catch (e) {
+      error = e;
+    }
+    expect(String(error)).not.toContain(token);
+    expect(JSON.stringify((error as OpenRathError).details)).not.toContain(token);
   });
 });
 

@@ -5,8 +5,12 @@ import {
   SandboxError,
   type SandboxV1,
 } from "@openrath/core";
+import { checkOptions, checkSpec } from "@openrath/core/backend";
 import { openRemoteSandbox } from "./internal/open-remote-sandbox.js";
-import { type OpenSandboxSpec, parseOpenSandboxSpec } from "./internal/spec.js";
+import { OpenSandboxOptionsSchema, OpenSandboxSpecSchema } from "./internal/schemas.js";
+import type { OpenSandboxSpec, ResolvedOpenSandboxSpec } from "./internal/spec.js";
+
+export type { OpenSandboxSpec } from "./internal/spec.js";
 
 /** Options of {@link openSandbox}: where the OpenSandbox server is and how to talk to it. */
 export interface OpenSandboxOptions {
@@ -41,20 +45,6 @@ export interface OpenSandboxOptions {
 /** Languages `runCode` accepts (`sh` works too, as an alias of a POSIX shell). */
 const LANGUAGES = ["python", "bash"] as const;
 
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
-    throw new SandboxError(
-      "invalid_spec",
-      `openSandbox option ${name} must be a positive number of milliseconds; got ${String(value)}.`,
-      {
-        details: { option: name, value },
-      },
-    );
-  }
-  return value;
-}
-
 function env(name: string): string | undefined {
   const value = typeof process !== "undefined" ? process.env[name] : undefined;
   return value === undefined || value === "" ? undefined : value;
@@ -77,24 +67,22 @@ function env(name: string): string | undefined {
  * await session.release();
  * ```
  *
+ * @throws {OpenRathError} `invalid_argument` for a bad option; the descriptor's `parseSpec` and
+ *   `open` refuse a bad spec with `SandboxError` `invalid_spec`.
  * @throws {SandboxError} from `open`: `sandbox_unavailable` (server unreachable),
  *   `sandbox_open_failed` (create refused, provisioning failed, execd never answered), `aborted`.
  */
 export function openSandbox(
   options: OpenSandboxOptions = {},
 ): SandboxBackendV1<OpenSandboxSpec | undefined, SandboxV1> {
-  const readyTimeoutMs = positive("readyTimeoutMs", options.readyTimeoutMs, 120_000);
-  const requestTimeoutMs = positive("requestTimeoutMs", options.requestTimeoutMs, 30_000);
-  const network = options.network ?? "none";
-  if (!["none", "restricted", "open"].includes(network)) {
-    throw new SandboxError(
-      "invalid_spec",
-      `openSandbox option network must be "none", "restricted" or "open"; got ${JSON.stringify(network)}.`,
-      {
-        details: { option: "network", value: network },
-      },
-    );
-  }
+  const settings = checkOptions(OpenSandboxOptionsSchema, options, {
+    backend: "openSandbox",
+    secrets: ["execdAccessToken"],
+  });
+  const { readyTimeoutMs, requestTimeoutMs, network } = settings;
+  // `undefined` (and `null`, from JSON) is the empty spec.
+  const parseSpec = (spec: unknown): ResolvedOpenSandboxSpec =>
+    checkSpec(OpenSandboxSpecSchema, spec ?? {}, { kind: "sandbox", key: "opensandbox" });
   return {
     kind: "sandbox",
     key: "opensandbox",
@@ -111,23 +99,30 @@ export function openSandbox(
       // (never the sandbox: close() deletes it).
       processTree: "best-effort",
     },
-    parseSpec: parseOpenSandboxSpec,
+    parseSpec,
     async open(spec: OpenSandboxSpec | undefined, openOptions: OpenOptions = {}) {
       return openRemoteSandbox(
-        parseOpenSandboxSpec(spec),
+        parseSpec(spec),
         {
           // Read at open time, so registering the backend before the environment is set works.
-          domain: options.domain ?? env("OPEN_SANDBOX_DOMAIN"),
-          apiKey: options.apiKey ?? env("OPEN_SANDBOX_API_KEY"),
-          protocol: options.protocol,
-          useServerProxy: options.useServerProxy ?? false,
+          domain: settings.domain ?? env("OPEN_SANDBOX_DOMAIN"),
+          apiKey: settings.apiKey ?? env("OPEN_SANDBOX_API_KEY"),
+          protocol: settings.protocol,
+          useServerProxy: settings.useServerProxy,
           readyTimeoutMs,
           requestTimeoutMs,
-          execdAccessToken: options.execdAccessToken,
+          execdAccessToken: settings.execdAccessToken,
           languages: LANGUAGES,
         },
         openOptions.signal,
       );
     },
   };
+}
+
+declare module "@openrath/core" {
+  interface SandboxBackends {
+    /** OpenSandbox: remote containers through the lifecycle API and execd (`@openrath/sandbox-opensandbox`). */
+    opensandbox: OpenSandboxSpec | undefined;
+  }
 }

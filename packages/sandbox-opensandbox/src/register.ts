@@ -5,8 +5,10 @@
 import { defaultRegistry } from "@openrath/core";
 import { openSandbox } from "./open-sandbox.js";
 
-// The main entry declares the "opensandbox" key (module augmentation): importing it here makes
-// `import "@openrath/sandbox-opensandbox/register"` alone type `session.to("opensandbox", …)`.
-export type { OpenSandboxSpec } from "./index.js";
+/**
+ * The spec type of the `opensandbox` key this entry registers. Re-exported from the factory's
+ * file, which declares the key: so importing only this entry types `session.to("opensandbox", …)`.
+ */
+export type { OpenSandboxSpec } from "./open-sandbox.js";
 
 defaultRegistry().registerSandbox(openSandbox());
