@@ -2,7 +2,6 @@ import {
   type OpenOptions,
   type SandboxBackendV1,
   type SandboxCapabilities,
-  SandboxError,
   type SandboxV1,
 } from "@openrath/core";
 import { checkOptions, checkSpec } from "@openrath/core/backend";
