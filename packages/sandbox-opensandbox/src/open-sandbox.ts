@@ -1,9 +1,4 @@
-import {
-  type OpenOptions,
-  type SandboxBackendV1,
-  type SandboxCapabilities,
-  type SandboxV1,
-} from "@openrath/core";
+import type { OpenOptions, SandboxBackendV1, SandboxCapabilities, SandboxV1 } from "@openrath/core";
 import { checkOptions, checkSpec } from "@openrath/core/backend";
 import { openRemoteSandbox } from "./internal/open-remote-sandbox.js";
 import { OpenSandboxOptionsSchema, OpenSandboxSpecSchema } from "./internal/schemas.js";
