@@ -50,7 +50,10 @@ describe("bm25Memory descriptor", () => {
         JSON.stringify(options),
       ).toBe("invalid_argument");
     }
-    expect(() => bm25Memory({ colour: "blue" } as never)).toThrow(/Unknown bm25Memory option "colour"/);
+    expect(() => bm25Memory({ colour: "blue" } as never)).toThrow(
+      /"colour" is "blue"; it is not an option of bm25Memory\(\); the fields are embed, embedModel, /,
+    );
+    expect(() => bm25Memory({ search: "vector" })).toThrow(/"search" is "vector"; .*no "embed" function/);
   });
 
   it("parseSpec normalizes the scope and rejects bad fields with invalid_spec", () => {

@@ -5,16 +5,18 @@ import {
   type MemoryV1,
   type OpenOptions,
 } from "@openrath/core";
+import { checkOptions, checkSpec, normalizeScope } from "@openrath/core/backend";
 import { Bm25MemoryHandle } from "./internal/bm25-memory-handle.js";
 import { Bm25Store } from "./internal/bm25-store.js";
 import type { StemLanguage } from "./internal/language.js";
 import { leaseStore } from "./internal/lease-store.js";
+import { Bm25MemoryOptionsSchema, Bm25MemorySpecSchema } from "./internal/schemas.js";
 import {
   type EmbedFunction,
-  parseSettings,
-  parseSpec,
+  type ParsedSpec,
   type SearchMode,
   type Settings,
+  settingsOf,
   type Warning,
 } from "./internal/settings.js";
 
@@ -173,12 +175,15 @@ export interface Bm25Memory extends MemoryV1 {
  * await memory.close();
  * ```
  *
- * @throws {OpenRathError} `invalid_argument` for a bad option.
+ * @throws {OpenRathError} `invalid_argument` for a bad option; the descriptor's `parseSpec` and
+ *   `open` refuse a bad spec with `invalid_spec` (a bad scope level with `invalid_scope`).
  */
 export function bm25Memory(
   options: Bm25MemoryOptions = {},
 ): MemoryBackendV1<Bm25MemorySpec | undefined, Bm25Memory> {
-  const settings: Settings = parseSettings(options);
+  const settings: Settings = settingsOf(
+    checkOptions(Bm25MemoryOptionsSchema, options, { backend: "bm25Memory" }),
+  );
   return {
     kind: "memory",
     key: "bm25",
@@ -204,6 +209,16 @@ export function bm25Memory(
       return new Bm25MemoryHandle(lease.store, settings, spec.scope, lease.directory, lease.release);
     },
   };
+}
+
+/**
+ * A checked spec (`undefined` and `null` are `{}`), its scope normalized.
+ *
+ * @throws {OpenRathError} `invalid_spec`; {@link MemoryError} `invalid_scope` for a bad scope level.
+ */
+function parseSpec(raw: unknown): ParsedSpec {
+  const spec = checkSpec(Bm25MemorySpecSchema, raw ?? {}, { kind: "memory", key: "bm25" });
+  return { path: spec.path, scope: normalizeScope(spec.scope ?? {}) };
 }
 
 function aborted(): MemoryError {
