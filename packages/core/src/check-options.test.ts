@@ -61,6 +61,17 @@ describe("checkOptions", () => {
     );
   });
 
+  it("does not suggest a field declared to accept nothing, and gives its own message for it", () => {
+    const schema = z.strictObject({
+      user: z.string().optional(),
+      agent: z.never({ error: "no agent header exists; use user" }).optional(),
+    });
+    expect(() => checkOptions(schema, { usr: "x" }, { backend: "demo" })).toThrow(/the fields are user\.$/);
+    expect(() => checkOptions(schema, { agent: "x" }, { backend: "demo" })).toThrow(
+      'Invalid options of demo(): "agent" is "x"; no agent header exists; use user.',
+    );
+  });
+
   it("never shows a secret's value, in the message or the details", () => {
     const secret = "sk-short-but-secret";
     const error = thrown(() => checkOptions(Options, { apiKey: secret }, { backend: "demoProvider" }));

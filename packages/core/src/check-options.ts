@@ -235,10 +235,18 @@ function knownFields(schema: StandardSchemaLike, path: readonly PropertyKey[]): 
     let node: unknown = converter({ target: "draft-2020-12", libraryOptions: { unrepresentable: "any" } });
     for (const key of path) node = propertiesOf(node)?.[String(key)];
     const properties = propertiesOf(node);
-    return properties === undefined ? undefined : Object.keys(properties);
+    if (properties === undefined) return undefined;
+    // A field declared to accept nothing (`z.never()`, JSON Schema `{ not: {} }`) is refused with
+    // its own message; it is not one to suggest.
+    return Object.keys(properties).filter((name) => !refusesAll(properties[name]));
   } catch {
     return undefined;
   }
+}
+
+function refusesAll(node: unknown): boolean {
+  const not = (node as { not?: unknown } | undefined)?.not;
+  return typeof not === "object" && not !== null && Object.keys(not).length === 0;
 }
 
 function propertiesOf(node: unknown): Record<string, unknown> | undefined {
