@@ -82,7 +82,12 @@ describe("the descriptor and its options", () => {
     expect(backend.parseSpec!({ scope: { agent: "helper" } })).toEqual({
       scope: { tenant: "default", user: "default", agent: "helper" },
     });
-    expect(() => backend.parseSpec!({ url: "http://x" })).toThrowError(/unknown field "url"/);
+    expect(() => backend.parseSpec!({ url: "http://x" })).toThrowError(
+      /"url" is "http:\/\/x"; it is not a field of the spec; the fields are scope\./,
+    );
+    expect(() => backend.parseSpec!({ url: "http://x" })).toThrowError(
+      expect.objectContaining({ code: "invalid_spec" }),
+    );
     expect(() => backend.parseSpec!("acme")).toThrowError(/must be an object/);
     const typo = (() => {
       try {
@@ -95,14 +100,20 @@ describe("the descriptor and its options", () => {
     expect(typo?.message).toMatch(/unknown level "tennant"/);
   });
 
-  it("refuses bad options with invalid_spec naming the option", () => {
+  it("refuses bad options with invalid_argument naming the option", () => {
     const cases: [Parameters<typeof openVikingMemory>[0], RegExp][] = [
-      [{ url: "ftp://example.com" }, /option url/],
-      [{ requestTimeoutMs: -1 }, /option requestTimeoutMs/],
-      [{ account: "two words" }, /option account/],
-      [{ root: "viking://~/memories/../escape" }, /option root/],
-      [{ root: "/memories/openrath" }, /option root/],
-      [{ concurrency: 0 }, /option concurrency/],
+      [{ url: "ftp://example.com" }, /"url" is "ftp:\/\/example.com"; it must be an http or https URL/],
+      [{ requestTimeoutMs: -1 }, /"requestTimeoutMs" is -1/],
+      [{ account: "two words" }, /"account" is "two words"/],
+      [{ root: "viking://~/memories/../escape" }, /"root"/],
+      [{ root: "/memories/openrath" }, /"root"/],
+      [{ concurrency: 0 }, /"concurrency" is 0/],
+      [{ agent: "helper" } as never, /"agent" is "helper"; it is not supported: .* pass actorPeer/],
+      [{ waitForIndex: "yes" } as never, /"waitForIndex"/],
+      [
+        { urll: "http://x" } as never,
+        /"urll" .*not an option of openVikingMemory\(\); the fields are url, apiKey, account, user, actorPeer, root,/,
+      ],
     ];
     for (const [options, message] of cases) {
       let error: unknown;
@@ -111,9 +122,24 @@ describe("the descriptor and its options", () => {
       } catch (e) {
         error = e;
       }
-      expect(OpenRathError.isInstance(error, "invalid_spec"), JSON.stringify(options)).toBe(true);
+      expect(OpenRathError.isInstance(error, "invalid_argument"), JSON.stringify(options)).toBe(true);
       expect((error as Error).message).toMatch(message);
     }
+  });
+
+  it("never shows an API key in an error", () => {
+    const key = "secret key with spaces";
+    let error: unknown;
+    try {
+      openVikingMemory({ apiKey: key });
+    } catch (e) {
+      error = e;
+    }
+    expect(OpenRathError.isInstance(error, "invalid_argument")).toBe(true);
+    expect((error as Error).message).toContain('"apiKey" is given (not shown');
+    expect(`${(error as Error).message} ${JSON.stringify((error as OpenRathError).details)}`).not.toContain(
+      key,
+    );
   });
 
   it("defaults the url to http://127.0.0.1:1933 and reads nothing else from the network", async () => {

@@ -5,11 +5,15 @@ import {
   type OpenOptions,
   OpenRathError,
 } from "@openrath/core";
+import { checkOptions, checkSpec, normalizeScope } from "@openrath/core/backend";
 import { isNotFound, toMemoryError } from "./internal/errors.js";
 import { HttpClient } from "./internal/http-client.js";
-import { DEFAULT_ROOT, Layout } from "./internal/layout.js";
+import { Layout } from "./internal/layout.js";
 import { OpenVikingStore } from "./internal/open-viking-store.js";
-import { type OpenVikingMemorySpec, parseOpenVikingMemorySpec } from "./internal/spec.js";
+import { baseUrlOf, OpenVikingMemoryOptionsSchema, OpenVikingMemorySpecSchema } from "./internal/schemas.js";
+import { checkScope, type OpenVikingMemorySpec, type ResolvedOpenVikingMemorySpec } from "./internal/spec.js";
+
+export type { OpenVikingMemorySpec } from "./internal/spec.js";
 
 /** Options of {@link openVikingMemory}: where the OpenViking server is and who we are to it. */
 export interface OpenVikingMemoryOptions {
@@ -59,75 +63,38 @@ export interface OpenVikingMemoryOptions {
   readonly fetch?: typeof fetch;
 }
 
-const HEADER_VALUE = /^[\x21-\x7e]+$/;
-
-function invalidOption(name: string, value: unknown, rule: string): OpenRathError {
-  return new OpenRathError(
-    "invalid_spec",
-    `openVikingMemory option ${name} ${rule}; got ${JSON.stringify(value)}.`,
-    {
-      details: { option: name, value },
-    },
-  );
-}
-
-function positiveInt(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value <= 0) throw invalidOption(name, value, "must be a positive integer");
-  return value;
-}
-
-function headerValue(
-  name: string,
-  value: string | undefined,
-  fallback: string | undefined,
-): string | undefined {
-  if (value === undefined) return fallback;
-  if (typeof value !== "string" || !HEADER_VALUE.test(value)) {
-    throw invalidOption(
-      name,
-      value,
-      "must be a non-empty printable ASCII string without spaces (it is sent as a header)",
-    );
-  }
-  return value;
-}
-
 function env(name: string): string | undefined {
   const value = typeof process !== "undefined" ? process.env[name] : undefined;
   return value === undefined || value === "" ? undefined : value;
 }
 
-function baseUrl(url: string): string {
-  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? url : `http://${url}`;
-  let parsed: URL;
-  try {
-    parsed = new URL(withScheme);
-  } catch {
-    throw invalidOption("url", url, 'must be a URL such as "http://127.0.0.1:1933"');
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw invalidOption("url", url, "must use http or https");
-  }
-  return `${parsed.origin}${parsed.pathname}`.replace(/\/+$/, "");
-}
-
-function checkRoot(root: string): string {
-  const trimmed = root.replace(/\/+$/, "");
-  const rest = trimmed.slice("viking://".length);
-  if (
-    !trimmed.startsWith("viking://") ||
-    rest === "" ||
-    rest.split("/").some((part) => part === "" || part === "." || part === "..") ||
-    /[{}%?#\s]/.test(rest)
-  ) {
-    throw invalidOption(
-      "root",
-      root,
-      'must be a viking:// directory URI such as "viking://~/memories/openrath"',
+/** The server's base URL: the option, else `OPENVIKING_URL`, else the local default. */
+function serverUrl(option: string | undefined): string {
+  if (option !== undefined) return baseUrlOf(option)!;
+  const fromEnv = env("OPENVIKING_URL");
+  const url = baseUrlOf(fromEnv ?? "http://127.0.0.1:1933");
+  if (url === undefined) {
+    throw new OpenRathError(
+      "invalid_argument",
+      `OPENVIKING_URL must be an http or https URL such as "http://127.0.0.1:1933"; got ${JSON.stringify(fromEnv)}.`,
+      { details: { variable: "OPENVIKING_URL" } },
     );
   }
-  return trimmed;
+  return url;
+}
+
+/** The API key: the option (checked with the others), else `OPENVIKING_API_KEY`. */
+function apiKeyOf(option: string | undefined): string | undefined {
+  if (option !== undefined) return option;
+  const fromEnv = env("OPENVIKING_API_KEY");
+  if (fromEnv !== undefined && !/^[\x21-\x7e]+$/.test(fromEnv)) {
+    throw new OpenRathError(
+      "invalid_argument",
+      "OPENVIKING_API_KEY must be a printable ASCII string without spaces (it is sent as a header); its value is not shown.",
+      { details: { variable: "OPENVIKING_API_KEY" } },
+    );
+  }
+  return fromEnv;
 }
 
 /**
@@ -151,44 +118,34 @@ function checkRoot(root: string): string {
  * await memory.close();
  * ```
  *
- * @throws {OpenRathError} `invalid_spec` for a bad option.
+ * @throws {OpenRathError} `invalid_argument` for a bad option; the descriptor's `parseSpec` and
+ *   `open` refuse a bad spec with `invalid_spec` (a bad scope with `invalid_scope`).
  * @throws {MemoryError} from `open`: `memory_unavailable` (server unreachable),
  *   `memory_unauthorized` (key missing, wrong or ROOT), `memory_remote_error`.
  */
 export function openVikingMemory(
   options: OpenVikingMemoryOptions = {},
 ): MemoryBackendV1<OpenVikingMemorySpec | undefined, MemoryV1> {
-  const requestTimeoutMs = positiveInt("requestTimeoutMs", options.requestTimeoutMs, 60_000);
-  const extractionTimeoutMs = positiveInt("extractionTimeoutMs", options.extractionTimeoutMs, 120_000);
-  const maxScan = positiveInt("maxScan", options.maxScan, 100_000);
-  const concurrency = positiveInt("concurrency", options.concurrency, 8);
-  const account = headerValue("account", options.account, "default")!;
-  const user = headerValue("user", options.user, "default")!;
-  if ("agent" in options) {
-    throw invalidOption(
-      "agent",
-      (options as { agent?: unknown }).agent,
-      "is not supported: OpenViking's server reads no agent header (identity is the key or account and user); pass actorPeer to narrow the peer collection",
-    );
-  }
-  const actorPeer = headerValue("actorPeer", options.actorPeer, undefined);
-  const root = checkRoot(options.root ?? DEFAULT_ROOT);
-  if (options.url !== undefined) baseUrl(options.url);
-  if (options.fetch !== undefined && typeof options.fetch !== "function") {
-    throw invalidOption("fetch", typeof options.fetch, "must be a fetch function");
-  }
+  const settings = checkOptions(OpenVikingMemoryOptionsSchema, options, { backend: "openVikingMemory" });
+  const { requestTimeoutMs, extractionTimeoutMs, maxScan, concurrency, account, user, actorPeer, root } =
+    settings;
+  // `undefined` (and `null`, from JSON) is the empty spec; the scope is checked as every scope is.
+  const parseSpec = (raw: unknown): ResolvedOpenVikingMemorySpec => {
+    const { scope } = checkSpec(OpenVikingMemorySpecSchema, raw ?? {}, { kind: "memory", key: "openviking" });
+    return { scope: scope === undefined ? normalizeScope({}) : checkScope(scope, "spec scope") };
+  };
   return {
     kind: "memory",
     key: "openviking",
     specVersion: "v1",
     capabilities: { vectorSearch: false, persistence: true, sharedWriters: true },
-    parseSpec: parseOpenVikingMemorySpec,
+    parseSpec,
     async open(spec: OpenVikingMemorySpec | undefined, openOptions: OpenOptions = {}) {
-      const resolved = parseOpenVikingMemorySpec(spec);
+      const resolved = parseSpec(spec);
       // Read at open time, so registering the backend before the environment is set works.
-      const url = baseUrl(options.url ?? env("OPENVIKING_URL") ?? "http://127.0.0.1:1933");
-      const apiKey = headerValue("apiKey", options.apiKey ?? env("OPENVIKING_API_KEY"), undefined);
-      const fetchImpl = options.fetch ?? globalThis.fetch;
+      const url = serverUrl(settings.url);
+      const apiKey = apiKeyOf(settings.apiKey);
+      const fetchImpl = settings.fetch ?? globalThis.fetch;
       if (typeof fetchImpl !== "function") {
         throw new MemoryError("memory_unavailable", "No fetch is available; pass option fetch.");
       }
@@ -228,11 +185,11 @@ export function openVikingMemory(
         layout,
         baseUrl: url,
         scope: resolved.scope,
-        commitSessions: options.commitSessions ?? true,
-        waitForExtraction: options.waitForExtraction ?? false,
+        commitSessions: settings.commitSessions,
+        waitForExtraction: settings.waitForExtraction,
         extractionTimeoutMs,
         pollIntervalMs: 200,
-        waitForIndex: options.waitForIndex ?? true,
+        waitForIndex: settings.waitForIndex,
         maxScan,
         concurrency,
       });
@@ -240,7 +197,6 @@ export function openVikingMemory(
   };
 }
 
-// In the module `./register` imports, so that importing only the register entry types the key.
 declare module "@openrath/core" {
   interface MemoryBackends {
     /** OpenViking: entries in an OpenViking context database over HTTP (`@openrath/memory-openviking`). */

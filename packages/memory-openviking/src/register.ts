@@ -5,7 +5,10 @@
 import { defaultRegistry } from "@openrath/core";
 import { openVikingMemory } from "./open-viking-memory.js";
 
-/** The spec type of the `openviking` key this entry registers (importing the entry also types the key). */
-export type { OpenVikingMemorySpec } from "./internal/spec.js";
+/**
+ * The spec type of the `openviking` key this entry registers. Re-exported from the factory's
+ * file, which declares the key: so importing only this entry types `memory: "openviking"`.
+ */
+export type { OpenVikingMemorySpec } from "./open-viking-memory.js";
 
 defaultRegistry().registerMemory(openVikingMemory());

@@ -1,4 +1,4 @@
-import { MemoryError, type MemoryScope, OpenRathError } from "@openrath/core";
+import { MemoryError, type MemoryScope } from "@openrath/core";
 import { normalizeScope, SCOPE_LEVELS } from "@openrath/core/backend";
 
 const LEVELS = new Set<string>(SCOPE_LEVELS);
@@ -52,32 +52,4 @@ function describe(value: unknown): string {
   } catch {
     return String(value);
   }
-}
-
-/**
- * Checks a spec and fills in its default.
- *
- * @throws {OpenRathError} `invalid_spec` for a spec that is not an object or has unknown fields;
- *   {@link MemoryError} `invalid_scope` for a bad scope.
- */
-export function parseOpenVikingMemorySpec(spec: unknown): ResolvedOpenVikingMemorySpec {
-  if (spec === undefined || spec === null) return { scope: normalizeScope({}) };
-  if (typeof spec !== "object" || Array.isArray(spec)) {
-    throw new OpenRathError(
-      "invalid_spec",
-      `An openviking memory spec must be an object such as { scope: { tenant: "acme", user: "bob" } }; got ${describe(spec)}.`,
-      { details: { value: spec } },
-    );
-  }
-  for (const key of Object.keys(spec)) {
-    if (key !== "scope") {
-      throw new OpenRathError(
-        "invalid_spec",
-        `Invalid openviking memory spec: unknown field "${key}". Valid fields: scope. Connection settings (url, apiKey, account, user) are options of openVikingMemory().`,
-        { details: { field: key } },
-      );
-    }
-  }
-  const scope = (spec as { scope?: unknown }).scope;
-  return { scope: scope === undefined ? normalizeScope({}) : checkScope(scope, "spec scope") };
 }
