@@ -101,7 +101,7 @@ describe("the local spec (parseSpec, and open)", () => {
 
   it("refuses a spec that is not an object", () => {
     expect(() => plain.parseSpec!("workspace")).toThrow(SandboxError);
-    expect(() => plain.parseSpec!(["x"])).toThrow(/the spec is \["x"\]; invalid input: expected object/);
+    expect(() => plain.parseSpec!(["x"])).toThrow(/the spec is \["x"\]; it must be an object such as/);
   });
 
   it("round-trips through JSON (a placement serializes its spec)", () => {

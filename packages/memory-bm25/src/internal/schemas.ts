@@ -68,14 +68,17 @@ export const Bm25MemoryOptionsSchema = z
   });
 
 /** The `bm25` spec: the scope is normalized afterwards, so a bad level is `invalid_scope`. */
-export const Bm25MemorySpecSchema = z.strictObject({
-  path: z
-    .string({ error: "it must be a non-empty directory path" })
-    .min(1, "it must be a non-empty directory path")
-    .optional(),
-  scope: z
-    .record(z.string(), z.unknown(), {
-      error: 'it must be an object such as { tenant: "acme", user: "ada" }',
-    })
-    .optional(),
-});
+export const Bm25MemorySpecSchema = z.strictObject(
+  {
+    path: z
+      .string({ error: "it must be a non-empty directory path" })
+      .min(1, "it must be a non-empty directory path")
+      .optional(),
+    scope: z
+      .record(z.string(), z.unknown(), {
+        error: 'it must be an object such as { tenant: "acme", user: "ada" }',
+      })
+      .optional(),
+  },
+  { error: 'it must be an object such as { path: "./memory" }, or undefined' },
+);

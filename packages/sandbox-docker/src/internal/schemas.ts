@@ -83,65 +83,68 @@ const integerAtLeast = (min: number, what: string) =>
  * serialized).
  */
 export function dockerSandboxSpecSchema(defaultImage: string | undefined) {
-  return z.strictObject({
-    image: z
-      .string({ error: IMAGE })
-      .regex(/^[^\s\0]+$/, IMAGE)
-      .optional()
-      .transform((image, context) => {
-        const chosen = image ?? defaultImage;
-        if (chosen !== undefined) return chosen;
-        context.addIssue({
-          code: "custom",
-          message:
-            'name an image that is on the Docker host, such as { image: "python:3.12-slim" }, or give the factory a defaultImage',
-        });
-        return z.NEVER;
-      }),
-    env: envSchema.default({}),
-    workspace: z
-      .string()
-      .refine(
-        isWorkspacePath,
-        'it must be a normalized absolute path other than "/", without control characters, such as "/workspace" or "/home/user/work"',
-      )
-      .transform((path) => path.replace(/\/+$/, ""))
-      .default(DEFAULT_WORKSPACE),
-    cpus: z
-      .number({ error: "it must be a positive number of cores, at least 0.001, such as 0.5 or 2" })
-      .refine(
-        (cpus) => cpus > 0 && cpus * 1e9 >= 1e6,
-        "it must be a positive number of cores, at least 0.001, such as 0.5 or 2",
-      )
-      .default(DEFAULT_CPUS),
-    memoryBytes: integerAtLeast(MIN_MEMORY_BYTES, " bytes (6 MiB, Docker's minimum)").default(
-      DEFAULT_MEMORY_BYTES,
-    ),
-    pidsLimit: integerAtLeast(MIN_PIDS_LIMIT, " processes").default(DEFAULT_PIDS_LIMIT),
-    network: z
-      .literal("none", {
-        error:
-          'only "none" is supported: docker sandboxes run without network access (leave it out or pass "none")',
-      })
-      .default("none"),
-    user: z
-      .string({ error: 'it must be a user name, a uid or "uid:gid", such as "1000:1000" or "node"' })
-      .regex(
-        /^[A-Za-z0-9_][A-Za-z0-9_.-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]*)?$/,
-        'it must be a user name, a uid or "uid:gid", such as "1000:1000" or "node"',
-      )
-      .optional(),
-    timeoutMs: z
-      .union([z.null(), z.literal(Number.POSITIVE_INFINITY), z.number().positive(NO_TIMEOUT)], {
-        error: NO_TIMEOUT,
-      })
-      // Already checked: checkTimeout only maps "none" and overlong timers to Infinity.
-      .transform((value) => {
-        const checked = checkTimeout(value, "timeoutMs");
-        return checked !== undefined && Number.isFinite(checked) ? checked : null;
-      })
-      .optional(),
-  }) satisfies z.ZodType<DockerSandboxSpec>;
+  return z.strictObject(
+    {
+      image: z
+        .string({ error: IMAGE })
+        .regex(/^[^\s\0]+$/, IMAGE)
+        .optional()
+        .transform((image, context) => {
+          const chosen = image ?? defaultImage;
+          if (chosen !== undefined) return chosen;
+          context.addIssue({
+            code: "custom",
+            message:
+              'name an image that is on the Docker host, such as { image: "python:3.12-slim" }, or give the factory a defaultImage',
+          });
+          return z.NEVER;
+        }),
+      env: envSchema.default({}),
+      workspace: z
+        .string()
+        .refine(
+          isWorkspacePath,
+          'it must be a normalized absolute path other than "/", without control characters, such as "/workspace" or "/home/user/work"',
+        )
+        .transform((path) => path.replace(/\/+$/, ""))
+        .default(DEFAULT_WORKSPACE),
+      cpus: z
+        .number({ error: "it must be a positive number of cores, at least 0.001, such as 0.5 or 2" })
+        .refine(
+          (cpus) => cpus > 0 && cpus * 1e9 >= 1e6,
+          "it must be a positive number of cores, at least 0.001, such as 0.5 or 2",
+        )
+        .default(DEFAULT_CPUS),
+      memoryBytes: integerAtLeast(MIN_MEMORY_BYTES, " bytes (6 MiB, Docker's minimum)").default(
+        DEFAULT_MEMORY_BYTES,
+      ),
+      pidsLimit: integerAtLeast(MIN_PIDS_LIMIT, " processes").default(DEFAULT_PIDS_LIMIT),
+      network: z
+        .literal("none", {
+          error:
+            'only "none" is supported: docker sandboxes run without network access (leave it out or pass "none")',
+        })
+        .default("none"),
+      user: z
+        .string({ error: 'it must be a user name, a uid or "uid:gid", such as "1000:1000" or "node"' })
+        .regex(
+          /^[A-Za-z0-9_][A-Za-z0-9_.-]*(:[A-Za-z0-9_][A-Za-z0-9_.-]*)?$/,
+          'it must be a user name, a uid or "uid:gid", such as "1000:1000" or "node"',
+        )
+        .optional(),
+      timeoutMs: z
+        .union([z.null(), z.literal(Number.POSITIVE_INFINITY), z.number().positive(NO_TIMEOUT)], {
+          error: NO_TIMEOUT,
+        })
+        // Already checked: checkTimeout only maps "none" and overlong timers to Infinity.
+        .transform((value) => {
+          const checked = checkTimeout(value, "timeoutMs");
+          return checked !== undefined && Number.isFinite(checked) ? checked : null;
+        })
+        .optional(),
+    },
+    { error: 'it must be an object such as { image: "python:3.12-slim" }, or undefined' },
+  ) satisfies z.ZodType<DockerSandboxSpec>;
 }
 
 /** A spec after the schema: defaults applied, every field checked. */

@@ -36,21 +36,24 @@ export const EnvSchema = z.record(
  */
 export function localSandboxSpecSchema(defaultIsolation: LocalIsolation) {
   return z
-    .strictObject({
-      workspace: z
-        .string()
-        .min(1, "use a directory path (it is created when missing)")
-        .refine((path) => !path.includes("\0"), "a path has no NUL byte")
-        .transform((path) => resolve(path))
-        .optional(),
-      env: EnvSchema.optional(),
-      isolation: isolation.default(defaultIsolation),
-      inheritEnv: z.boolean().optional(),
-      timeoutMs: z
-        .number({ error: "use a positive number of milliseconds, or leave it out for no timeout" })
-        .positive("use a positive number of milliseconds, or leave it out for no timeout")
-        .optional(),
-    })
+    .strictObject(
+      {
+        workspace: z
+          .string()
+          .min(1, "use a directory path (it is created when missing)")
+          .refine((path) => !path.includes("\0"), "a path has no NUL byte")
+          .transform((path) => resolve(path))
+          .optional(),
+        env: EnvSchema.optional(),
+        isolation: isolation.default(defaultIsolation),
+        inheritEnv: z.boolean().optional(),
+        timeoutMs: z
+          .number({ error: "use a positive number of milliseconds, or leave it out for no timeout" })
+          .positive("use a positive number of milliseconds, or leave it out for no timeout")
+          .optional(),
+      },
+      { error: 'it must be an object such as { workspace: "./work" }, or undefined' },
+    )
     .refine((spec) => !(defaultIsolation === "bubblewrap" && spec.isolation === "none"), {
       path: ["isolation"],
       message:

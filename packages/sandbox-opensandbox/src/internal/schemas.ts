@@ -42,48 +42,54 @@ const workspace = z
  * the image, the renewal period is half the timeout unless given (and always below it).
  */
 export const OpenSandboxSpecSchema = z
-  .strictObject({
-    image: z
-      .string({ error: 'it must be a non-empty image reference such as "python:3.12"' })
-      .refine((image) => image.trim() !== "", 'it must be a non-empty image reference such as "python:3.12"')
-      .default(DEFAULT_IMAGE),
-    entrypoint: z
-      .array(z.string().min(1, "entrypoint parts must be non-empty strings"), {
-        error: "it must be a non-empty array of non-empty strings",
-      })
-      .min(1, "it must be a non-empty array of non-empty strings")
-      .optional(),
-    env: z
-      .record(
-        z.string().refine((name) => name !== "" && !/[=\0]/.test(name), "an invalid variable name"),
-        z.string({ error: "env values must be strings" }),
-        { error: "it must be an object of string values" },
-      )
-      .default({}),
-    resourceLimits: stringMap("resourceLimits").default(DEFAULT_RESOURCES),
-    timeoutSeconds: z
-      .int({ error: "it must be a whole number of seconds, at least 60" })
-      .min(60, "it must be a whole number of seconds, at least 60")
-      .default(600),
-    metadata: z
-      .record(
-        z
-          .string()
-          .refine(
-            (key) => !key.startsWith("opensandbox.io/"),
-            'the key prefix "opensandbox.io/" is reserved',
-          ),
-        z.string({ error: "metadata values must be strings" }),
-        { error: "it must be an object of string values" },
-      )
-      .default({}),
-    workspace: workspace.default("/workspace"),
-    renewEverySeconds: z
-      .number({ error: "it must be a positive number of seconds below timeoutSeconds" })
-      .positive("it must be a positive number of seconds below timeoutSeconds")
-      .optional(),
-    codeInterpreter: z.boolean().optional(),
-  })
+  .strictObject(
+    {
+      image: z
+        .string({ error: 'it must be a non-empty image reference such as "python:3.12"' })
+        .refine(
+          (image) => image.trim() !== "",
+          'it must be a non-empty image reference such as "python:3.12"',
+        )
+        .default(DEFAULT_IMAGE),
+      entrypoint: z
+        .array(z.string().min(1, "entrypoint parts must be non-empty strings"), {
+          error: "it must be a non-empty array of non-empty strings",
+        })
+        .min(1, "it must be a non-empty array of non-empty strings")
+        .optional(),
+      env: z
+        .record(
+          z.string().refine((name) => name !== "" && !/[=\0]/.test(name), "an invalid variable name"),
+          z.string({ error: "env values must be strings" }),
+          { error: "it must be an object of string values" },
+        )
+        .default({}),
+      resourceLimits: stringMap("resourceLimits").default(DEFAULT_RESOURCES),
+      timeoutSeconds: z
+        .int({ error: "it must be a whole number of seconds, at least 60" })
+        .min(60, "it must be a whole number of seconds, at least 60")
+        .default(600),
+      metadata: z
+        .record(
+          z
+            .string()
+            .refine(
+              (key) => !key.startsWith("opensandbox.io/"),
+              'the key prefix "opensandbox.io/" is reserved',
+            ),
+          z.string({ error: "metadata values must be strings" }),
+          { error: "it must be an object of string values" },
+        )
+        .default({}),
+      workspace: workspace.default("/workspace"),
+      renewEverySeconds: z
+        .number({ error: "it must be a positive number of seconds below timeoutSeconds" })
+        .positive("it must be a positive number of seconds below timeoutSeconds")
+        .optional(),
+      codeInterpreter: z.boolean().optional(),
+    },
+    { error: 'it must be an object such as { image: "python:3.12" }, or undefined' },
+  )
   .transform((spec, context): ResolvedOpenSandboxSpec => {
     const renewEverySeconds = spec.renewEverySeconds ?? spec.timeoutSeconds / 2;
     if (renewEverySeconds >= spec.timeoutSeconds) {
