@@ -123,7 +123,9 @@ describe("Responses API: request mapping", () => {
   });
 
   it("rejects an api that is neither chat nor responses", () => {
-    expect(() => provider({ api: "completions" as never })).toThrow(/api must be/);
+    expect(() => provider({ api: "completions" as never })).toThrow(
+      /"api" is "completions"; invalid option: expected one of "chat"\|"responses"/,
+    );
   });
 });
 

@@ -107,6 +107,29 @@ describe("openaiProvider construction", () => {
     expect(headers["openai-project"]).toBe("proj-1");
   });
 
+  it("refuses an unknown option and a bad one with invalid_argument, never showing a key or a header", () => {
+    const error = (() => {
+      try {
+        openaiProvider({
+          model: "m",
+          apiKey: 42,
+          baseUrl: "http://x",
+          headers: { authorization: 1 },
+        } as never);
+      } catch (e) {
+        return e as OpenRathError;
+      }
+    })();
+    expect(OpenRathError.isInstance(error, "invalid_argument")).toBe(true);
+    expect(error!.message).toMatch(/^Invalid options of openaiProvider\(\), 3 problems:/);
+    expect(error!.message).toContain(
+      '"baseUrl" is "http://x"; it is not an option of openaiProvider(); the fields are api, apiKey, baseURL,',
+    );
+    expect(error!.message).toContain('"apiKey" is given (not shown: it may be a secret)');
+    expect(error!.message).toContain('"headers.authorization" is given (not shown');
+    expect(() => openaiProvider({ model: "m", baseURL: "localhost:11434/v1" })).toThrow(/"baseURL"/);
+  });
+
   it("rejects a timeoutMs that is not a positive number", () => {
     for (const timeoutMs of [0, -1, Number.NaN]) {
       expect(() => provider({ timeoutMs })).toThrow(/timeoutMs/);

@@ -1,9 +1,11 @@
 import { OpenRathError, type ProviderV1 } from "@openrath/core";
+import { checkOptions } from "@openrath/core/backend";
 import OpenAI, { type ClientOptions } from "openai";
 import type { CallSettings } from "./internal/call-driver.js";
 import { chatApi } from "./internal/chat-api.js";
 import { readEnv } from "./internal/read-env.js";
 import { responsesApi } from "./internal/responses-api.js";
+import { OpenAIProviderOptionsSchema } from "./internal/schemas.js";
 
 /** The longest wait for the server, by default: the SDK's own default of 10 minutes. */
 const DEFAULT_TIMEOUT_MS = 600_000;
@@ -74,26 +76,6 @@ export interface OpenAIProviderOptions {
   readonly fetch?: ClientOptions["fetch"];
 }
 
-function positive(name: string, value: number | undefined): void {
-  if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
-    throw new OpenRathError(
-      "invalid_argument",
-      `openaiProvider option ${name} must be a positive number of milliseconds, got ${String(value)}.`,
-      { details: { option: name, value } },
-    );
-  }
-}
-
-function oneOf(name: string, value: unknown, allowed: readonly string[]): void {
-  if (value !== undefined && !allowed.includes(value as string)) {
-    throw new OpenRathError(
-      "invalid_argument",
-      `openaiProvider option ${name} must be ${allowed.map((a) => JSON.stringify(a)).join(" or ")}, got ${JSON.stringify(value)}.`,
-      { details: { option: name, value } },
-    );
-  }
-}
-
 function createClient(options: OpenAIProviderOptions, timeoutMs: number): OpenAI {
   const baseURL = options.baseURL ?? readEnv("OPENAI_BASE_URL");
   const apiKey = options.apiKey ?? readEnv("OPENAI_API_KEY");
@@ -133,8 +115,9 @@ function createClient(options: OpenAIProviderOptions, timeoutMs: number): OpenAI
  * Responses API, a turn with reasoning comes back with one `reasoning` item holding the turn's
  * output items, which goes back in place on later requests.
  *
- * @throws {OpenRathError} `invalid_argument` when there is no model (`options.model` or
- *   `OPENAI_MODEL`), no API key and no base URL, a bad `timeoutMs`, `maxTokensField` or `api`.
+ * @throws {OpenRathError} `invalid_argument` for a bad or unknown option (checked by its schema:
+ *   the message names each bad field, never showing a key or a header), and when there is no
+ *   model (`options.model` or `OPENAI_MODEL`) or no API key and no base URL.
  *
  * @example
  * ```ts
@@ -146,7 +129,11 @@ function createClient(options: OpenAIProviderOptions, timeoutMs: number): OpenAI
  * console.log(reply.content, reply.usage);
  * ```
  */
-export function openaiProvider(options: OpenAIProviderOptions = {}): ProviderV1 {
+export function openaiProvider(given: OpenAIProviderOptions = {}): ProviderV1 {
+  const options: OpenAIProviderOptions = checkOptions(OpenAIProviderOptionsSchema, given, {
+    backend: "openaiProvider",
+    secrets: ["headers"],
+  });
   const model = options.model ?? readEnv("OPENAI_MODEL");
   if (!model) {
     throw new OpenRathError(
@@ -155,9 +142,6 @@ export function openaiProvider(options: OpenAIProviderOptions = {}): ProviderV1 
       { details: { option: "model" } },
     );
   }
-  positive("timeoutMs", options.timeoutMs);
-  oneOf("maxTokensField", options.maxTokensField, ["max_completion_tokens", "max_tokens"]);
-  oneOf("api", options.api, ["chat", "responses"]);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const client = options.client ?? createClient(options, timeoutMs);
   const settings: CallSettings = { client, baseURL: client.baseURL, timeoutMs };
