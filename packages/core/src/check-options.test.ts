@@ -91,6 +91,29 @@ describe("checkOptions", () => {
     expect(other.details.issues).toHaveLength(2);
   });
 
+  it("hides fields named for secrets, not fields that only look alike", () => {
+    const schema = z.strictObject({
+      maxTokens: z.int(),
+      tokenizer: z.string(),
+      headers: z.record(z.string(), z.int()),
+    });
+    const error = thrown(() =>
+      checkOptions(
+        schema,
+        {
+          maxTokens: 1.5,
+          tokenizer: 1,
+          headers: { "x-api-key": "k1", "X-Session-Token": "k2", Accept: "json" },
+        },
+        { backend: "demo" },
+      ),
+    );
+    expect(error.message).toContain('"maxTokens" is 1.5;');
+    expect(error.message).toContain('"tokenizer" is 1;');
+    expect(error.message).toContain('"headers.Accept" is "json";');
+    expect(error.message).not.toMatch(/k1|k2/);
+  });
+
   it("gives the reason a record key fails, not only that it does", () => {
     const schema = z.strictObject({
       env: z.record(

@@ -18,8 +18,9 @@ export interface CheckOptionsContext {
   readonly backend: string;
   /**
    * Fields whose values never appear in the message or the details, beyond the default: every
-   * field whose name contains `key`, `token`, `secret`, `password`, `credential` or `auth`
-   * (`apiKey`, `bearerToken`, `headers.Authorization`). A path covers the fields below it.
+   * field whose name has the word key, token, secret, password, credential(s), auth,
+   * authorization or cookie (`apiKey`, `bearerToken`, `headers.Authorization`, `x-api-key`; not
+   * `maxTokens`). A path covers the fields below it.
    */
   readonly secrets?: readonly string[];
 }
@@ -58,7 +59,29 @@ interface Found {
   readonly secret: boolean;
 }
 
-const SECRET_NAME = /key|token|secret|password|credential|auth/i;
+/** Words of a field name that mark its value as secret (`apiKey`, `bearerToken`, `Authorization`). */
+const SECRET_WORDS = new Set([
+  "key",
+  "apikey",
+  "token",
+  "secret",
+  "password",
+  "passwd",
+  "credential",
+  "credentials",
+  "auth",
+  "authorization",
+  "cookie",
+]);
+
+/** Whether a field name holds a secret word: `apiKey`, `x-api-key`, `bearer_token`, not `maxTokens`. */
+function isSecretName(name: string): boolean {
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/);
+  return words.some((word) => SECRET_WORDS.has(word));
+}
 const MAX_SHOWN = 80;
 
 /**
@@ -205,7 +228,7 @@ function found(path: readonly PropertyKey[], input: unknown, subject: Subject, t
   }
   const shown = pathText(path);
   const secret =
-    path.some((key) => typeof key === "string" && SECRET_NAME.test(key)) ||
+    path.some((key) => typeof key === "string" && isSecretName(key)) ||
     subject.secrets.some((s) => shown === s || shown.startsWith(`${s}.`) || shown.startsWith(`${s}[`));
   return { path, message: text, present: present && value !== undefined, value, secret };
 }
