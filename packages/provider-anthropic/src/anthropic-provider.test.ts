@@ -94,6 +94,22 @@ describe("anthropicProvider construction", () => {
     }
   });
 
+  it("refuses an unknown option naming the known ones, and never shows the key", () => {
+    let error: unknown;
+    try {
+      anthropicProvider({ model: "m", apiKey: ["sk-ant-secret"], max_tokens: 10 } as never);
+    } catch (e) {
+      error = e;
+    }
+    expect(OpenRathError.isInstance(error, "invalid_argument")).toBe(true);
+    expect((error as Error).message).toContain(
+      '"max_tokens" is 10; it is not an option of anthropicProvider(); the fields are apiKey, baseURL, model, maxTokens,',
+    );
+    expect(`${(error as Error).message}${JSON.stringify((error as OpenRathError).details)}`).not.toContain(
+      "sk-ant-secret",
+    );
+  });
+
   it("reads the key, base URL and model from the environment", async () => {
     vi.stubEnv("ANTHROPIC_API_KEY", "env-key");
     vi.stubEnv("ANTHROPIC_BASE_URL", server.url);

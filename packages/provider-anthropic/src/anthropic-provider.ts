@@ -12,6 +12,7 @@ import {
   type ProviderResponse,
   type ProviderV1,
 } from "@openrath/core";
+import { checkOptions } from "@openrath/core/backend";
 import { foldAnthropicStream } from "./internal/fold-anthropic-stream.js";
 import { type AnthropicMessageLike, fromAnthropicMessage } from "./internal/from-anthropic-message.js";
 import { type ErrorContext, toProviderError } from "./internal/map-anthropic-error.js";
@@ -22,6 +23,7 @@ import {
   type TurnSegment,
 } from "./internal/paused-turn.js";
 import { readEnv } from "./internal/read-env.js";
+import { AnthropicProviderOptionsSchema } from "./internal/schemas.js";
 import {
   type AnthropicRequestBody,
   type RequestDefaults,
@@ -94,37 +96,6 @@ function invalid(message: string, value: unknown): OpenRathError {
   return new OpenRathError("invalid_argument", message, { details: { value } });
 }
 
-function checkOptions(options: AnthropicProviderOptions): void {
-  const { maxTokens, timeoutMs, structuredOutput, maxPauseContinuations } = options;
-  if (
-    maxPauseContinuations !== undefined &&
-    (!Number.isInteger(maxPauseContinuations) || maxPauseContinuations < 0)
-  ) {
-    throw invalid(
-      `anthropicProvider: maxPauseContinuations must be a whole number of at least 0; got ${maxPauseContinuations}.`,
-      maxPauseContinuations,
-    );
-  }
-  if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens < 1)) {
-    throw invalid(
-      `anthropicProvider: maxTokens must be a whole number of at least 1; got ${maxTokens}.`,
-      maxTokens,
-    );
-  }
-  if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs <= 0)) {
-    throw invalid(
-      `anthropicProvider: timeoutMs must be a positive number of milliseconds; got ${timeoutMs}.`,
-      timeoutMs,
-    );
-  }
-  if (structuredOutput !== undefined && structuredOutput !== "tool" && structuredOutput !== "native") {
-    throw invalid(
-      `anthropicProvider: structuredOutput must be "tool" or "native"; got ${JSON.stringify(structuredOutput)}.`,
-      structuredOutput,
-    );
-  }
-}
-
 function isMessage(value: unknown): value is AnthropicMessageLike {
   return (
     typeof value === "object" &&
@@ -148,8 +119,9 @@ function isMessage(value: unknown): value is AnthropicMessageLike {
  * `toolChoice` maps to `auto`/`none`/`any`/`tool`, `parallelToolCalls: false` to
  * `disable_parallel_tool_use`; `seed` is not supported by Anthropic and is not sent.
  *
- * @throws OpenRathError `invalid_argument` when no model is given (option or `ANTHROPIC_MODEL`)
- * or an option is out of range.
+ * @throws OpenRathError `invalid_argument` for a bad or unknown option (checked by its schema: the
+ * message names each bad field, never showing a key or a header), or when no model is given
+ * (option or `ANTHROPIC_MODEL`).
  *
  * @example
  * ```ts
@@ -158,8 +130,11 @@ function isMessage(value: unknown): value is AnthropicMessageLike {
  * console.log(reply.content, reply.usage);
  * ```
  */
-export function anthropicProvider(options: AnthropicProviderOptions = {}): ProviderV1 {
-  checkOptions(options);
+export function anthropicProvider(given: AnthropicProviderOptions = {}): ProviderV1 {
+  const options = checkOptions(AnthropicProviderOptionsSchema, given, {
+    backend: "anthropicProvider",
+    secrets: ["headers"],
+  });
   const model = options.model?.trim() || readEnv("ANTHROPIC_MODEL");
   if (model === undefined) {
     throw invalid(
