@@ -143,6 +143,21 @@ describe("checkOptions", () => {
     expect(error.message).toMatch(/"tags" is \["tag","tag",[^;]{40,}\.\.\.; too big/);
   });
 
+  it("names another argument than the options when told", () => {
+    const Server = z.strictObject({ command: z.string().min(1) });
+    const error = thrown(() =>
+      checkOptions(Server, { command: "", cmd: "x" }, { backend: "mcpTools", argument: "server" }),
+    );
+    expect(error.message.split("\n")).toEqual([
+      "Invalid server of mcpTools(), 2 problems:",
+      '  - "command" is ""; too small: expected string to have >=1 characters.',
+      '  - "cmd" is "x"; it is not a field of the server; the fields are command.',
+    ]);
+    expect(thrown(() => checkOptions(Server, 5, { backend: "mcpTools", argument: "server" })).message).toBe(
+      "Invalid server of mcpTools(): the server is 5; invalid input: expected object, received number.",
+    );
+  });
+
   it("works with any Standard Schema: paths as { key } segments, no JSON Schema", () => {
     const custom: StandardSchemaLike<{ port: number }> = {
       "~standard": {

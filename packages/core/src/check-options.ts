@@ -17,6 +17,11 @@ export interface CheckOptionsContext {
   /** The factory, as users call it: `"localSandbox"`, `"openaiProvider"`. */
   readonly backend: string;
   /**
+   * The argument checked, as the factory's signature names it: `options` (the default), or
+   * another such as `server` for `mcpTools(server, options)`.
+   */
+  readonly argument?: string;
+  /**
    * Fields whose values never appear in the message or the details, beyond the default: every
    * field whose name has the word key, token, secret, password, credential(s), auth,
    * authorization or cookie (`apiKey`, `bearerToken`, `headers.Authorization`, `x-api-key`; not
@@ -111,18 +116,19 @@ export function checkOptions<Output>(
   options: unknown,
   context: CheckOptionsContext,
 ): Output {
+  const argument = context.argument ?? "options";
   const subject: Subject = {
     name: `${context.backend}()`,
-    root: "the options",
-    verb: "are",
-    member: `an option of ${context.backend}()`,
+    root: `the ${argument}`,
+    verb: argument === "options" ? "are" : "is",
+    member: argument === "options" ? `an option of ${context.backend}()` : `a field of the ${argument}`,
     secrets: context.secrets ?? [],
   };
   const result = validate(schema, options, subject);
   if (result.ok) return result.value;
   throw new OpenRathError(
     "invalid_argument",
-    message(`Invalid options of ${subject.name}`, subject, result.issues),
+    message(`Invalid ${argument} of ${subject.name}`, subject, result.issues),
     {
       details: { backend: context.backend, ...details(result.issues) },
     },
