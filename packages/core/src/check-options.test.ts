@@ -233,4 +233,16 @@ describe("checkSpec", () => {
     expect(error.details.field).toBe("limits.gpu");
     expect(error.message).toContain("the fields are cpu");
   });
+
+  it("lists the fields of the object side of a union", () => {
+    const schema = z.strictObject({
+      transport: z.union([z.literal("stdio"), z.strictObject({ port: z.int() })]),
+    });
+    const error = thrown(() =>
+      checkSpec(schema, { transport: { port: 1, prot: 2 } }, { kind: "memory", key: "demo" }),
+    );
+    expect(error.message).toBe(
+      'Invalid "demo" memory spec: "transport.prot" is 2; it is not a field of the spec; the fields are port.',
+    );
+  });
 });

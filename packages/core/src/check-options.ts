@@ -278,11 +278,16 @@ function refusesAll(node: unknown): boolean {
   return typeof not === "object" && not !== null && Object.keys(not).length === 0;
 }
 
+/** An object schema's properties; for a union (`anyOf`, `oneOf`), those of its first object branch. */
 function propertiesOf(node: unknown): Record<string, unknown> | undefined {
-  const properties = (node as { properties?: unknown } | undefined)?.properties;
-  return typeof properties === "object" && properties !== null
-    ? (properties as Record<string, unknown>)
-    : undefined;
+  if (typeof node !== "object" || node === null) return undefined;
+  const { properties, anyOf, oneOf } = node as { properties?: unknown; anyOf?: unknown; oneOf?: unknown };
+  if (typeof properties === "object" && properties !== null) return properties as Record<string, unknown>;
+  for (const branch of [anyOf, oneOf].flatMap((list) => (Array.isArray(list) ? list : []))) {
+    const found = propertiesOf(branch);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 function show(issue: Found): string {
