@@ -21,6 +21,7 @@ export {
   restoreSession,
 } from "./checkpoint-codec.js";
 export type { Deployment, DeploymentsV1, PlanRevision } from "./contract/deployments.js";
+export { DurableError, type DurableErrorCode } from "./contract/durable-error.js";
 export type {
   CheckpointRef,
   CheckpointWrite,
@@ -43,8 +44,8 @@ export type {
   RunRecord,
   SubmitInput,
   SweepResult,
-} from "./contract/records.js";
-export { PREVIOUS_CHECKPOINT } from "./contract/records.js";
+} from "./contract/run-records.js";
+export { PREVIOUS_CHECKPOINT } from "./contract/run-records.js";
 export type { RunStoreCapabilities, RunStoreV1, SubmitHooks } from "./contract/run-store.js";
 export {
   type Signal,
@@ -90,7 +91,6 @@ export type {
   StepOptions,
   WorkflowDefinition,
 } from "./definition/types.js";
-export { DurableError, type DurableErrorCode } from "./errors.js";
 export { canonicalJson, sha256 } from "./internal/canonical.js";
 export {
   MAX_IDEMPOTENCY_KEY,

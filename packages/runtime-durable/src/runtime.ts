@@ -1,14 +1,21 @@
 import type { JsonObject, Session } from "@openrath/core";
 import { baseOf, encodeCheckpoint, restoreSession } from "./checkpoint-codec.js";
 import type { Deployment, DeploymentsV1, PlanRevision } from "./contract/deployments.js";
-import type { CheckpointWrite, ListRunsQuery, RunEvent, RunRecord, SubmitInput } from "./contract/records.js";
+import { DurableError } from "./contract/durable-error.js";
+import type { JournalStoreV1 } from "./contract/journal-store.js";
+import type {
+  CheckpointWrite,
+  ListRunsQuery,
+  RunEvent,
+  RunRecord,
+  SubmitInput,
+} from "./contract/run-records.js";
 import type { RunStoreV1 } from "./contract/run-store.js";
 import type { SignalsV1 } from "./contract/signals.js";
 import { isTerminal, type RunStatus } from "./contract/status.js";
 import { type CompiledPlan, compilePlan } from "./definition/compile.js";
 import { type DurableDefinitionSource, definitionOf } from "./definition/durable-workflow.js";
 import { EffectOperations } from "./effects/effect-operations.js";
-import { DurableError } from "./errors.js";
 import { canonicalJson, sha256 } from "./internal/canonical.js";
 import {
   checkIdentifier,
@@ -21,7 +28,6 @@ import {
 } from "./internal/validate.js";
 import { InterruptOperations, type OperatorScope } from "./interrupts/interrupt-operations.js";
 import { journalMiddleware } from "./journal/journal-middleware.js";
-import type { JournalStoreV1 } from "./journal/journal-store.js";
 import { publishingJournal } from "./journal/publishing-journal.js";
 import { type FollowedEvent, type FollowRunOptions, followRun } from "./signals/follow-run.js";
 import { publishCommits } from "./signals/publishing-store.js";

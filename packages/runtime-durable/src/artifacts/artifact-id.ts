@@ -1,4 +1,4 @@
-import { ArtifactError } from "./artifact-error.js";
+import { ArtifactError } from "../contract/artifact-error.js";
 
 /** What a tenant id looks like: 1–128 of `A-Z a-z 0-9 _ . -`, starting with a letter or digit. */
 export const TENANT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { ArtifactError } from "./artifact-error.js";
+import { ArtifactError } from "../contract/artifact-error.js";
+import type { ArtifactBody } from "../contract/artifact-store.js";
 import { checkDigest, checkTenant } from "./artifact-id.js";
-import type { ArtifactBody } from "./artifact-store.js";
 
 /** Characters of a string body encoded per chunk, so a 50 MB string never becomes one 50 MB buffer. */
 const STRING_SLICE = 1 << 20;

@@ -1,6 +1,6 @@
+import { ArtifactError } from "../contract/artifact-error.js";
+import type { ArtifactStat, ArtifactStoreV1 } from "../contract/artifact-store.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
-import { ArtifactError } from "./artifact-error.js";
-import type { ArtifactStat, ArtifactStoreV1 } from "./artifact-store.js";
 
 /** Default grace period of {@link collectArtifactGarbage}: one day. */
 export const DEFAULT_ARTIFACT_GRACE_MS = 24 * 60 * 60 * 1000;

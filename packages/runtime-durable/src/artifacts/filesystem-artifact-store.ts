@@ -2,9 +2,7 @@ import { randomUUID } from "node:crypto";
 import { type FileHandle, mkdir, open, readdir, rename, stat, unlink, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
-import { ArtifactError } from "./artifact-error.js";
-import { artifactUri, checkDigest, checkTenant, DIGEST_PATTERN, TENANT_PATTERN } from "./artifact-id.js";
-import { createArtifactSource } from "./artifact-source.js";
+import { ArtifactError } from "../contract/artifact-error.js";
 import type {
   ArtifactBody,
   ArtifactCapabilities,
@@ -14,7 +12,9 @@ import type {
   ArtifactStat,
   ArtifactStoreV1,
   ArtifactSweepOptions,
-} from "./artifact-store.js";
+} from "../contract/artifact-store.js";
+import { artifactUri, checkDigest, checkTenant, DIGEST_PATTERN, TENANT_PATTERN } from "./artifact-id.js";
+import { createArtifactSource } from "./artifact-source.js";
 import { verifyArtifactStream } from "./verify-stream.js";
 
 /** Default limit of one object: 5 GiB. */

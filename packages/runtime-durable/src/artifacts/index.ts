@@ -1,4 +1,19 @@
-export { ArtifactError, type ArtifactErrorCode, type ArtifactErrorOptions } from "./artifact-error.js";
+export {
+  ArtifactError,
+  type ArtifactErrorCode,
+  type ArtifactErrorOptions,
+} from "../contract/artifact-error.js";
+export type {
+  ArtifactBody,
+  ArtifactCapabilities,
+  ArtifactGetOptions,
+  ArtifactInfo,
+  ArtifactListOptions,
+  ArtifactPutOptions,
+  ArtifactStat,
+  ArtifactStoreV1,
+  ArtifactSweepOptions,
+} from "../contract/artifact-store.js";
 export {
   artifactUri,
   checkDigest,
@@ -14,17 +29,6 @@ export {
   createArtifactSource,
   digestOf,
 } from "./artifact-source.js";
-export type {
-  ArtifactBody,
-  ArtifactCapabilities,
-  ArtifactGetOptions,
-  ArtifactInfo,
-  ArtifactListOptions,
-  ArtifactPutOptions,
-  ArtifactStat,
-  ArtifactStoreV1,
-  ArtifactSweepOptions,
-} from "./artifact-store.js";
 export {
   type ArtifactGarbageReport,
   type ArtifactReferenceSource,

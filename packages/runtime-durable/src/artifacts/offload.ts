@@ -1,7 +1,7 @@
 import type { Chunk } from "@openrath/core";
-import { ArtifactError } from "./artifact-error.js";
+import { ArtifactError } from "../contract/artifact-error.js";
+import type { ArtifactStoreV1 } from "../contract/artifact-store.js";
 import { parseArtifactUri } from "./artifact-id.js";
-import type { ArtifactStoreV1 } from "./artifact-store.js";
 import { readArtifactText } from "./read-artifact.js";
 
 /** Default size above which a string in a chunk goes to the artifact store: 64 KiB of UTF-8. */

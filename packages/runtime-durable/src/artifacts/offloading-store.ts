@@ -1,9 +1,9 @@
 import type { Chunk } from "@openrath/core";
-import type { CheckpointWrite, Fence, MaterializedCheckpoint } from "../contract/records.js";
+import { ArtifactError } from "../contract/artifact-error.js";
+import type { ArtifactStoreV1 } from "../contract/artifact-store.js";
+import { DurableError } from "../contract/durable-error.js";
+import type { CheckpointWrite, Fence, MaterializedCheckpoint } from "../contract/run-records.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
-import { DurableError } from "../errors.js";
-import { ArtifactError } from "./artifact-error.js";
-import type { ArtifactStoreV1 } from "./artifact-store.js";
 import {
   DEFAULT_OFFLOAD_THRESHOLD_BYTES,
   needsOffload,

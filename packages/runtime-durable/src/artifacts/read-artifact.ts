@@ -1,5 +1,5 @@
-import { ArtifactError } from "./artifact-error.js";
-import type { ArtifactGetOptions, ArtifactStoreV1 } from "./artifact-store.js";
+import { ArtifactError } from "../contract/artifact-error.js";
+import type { ArtifactGetOptions, ArtifactStoreV1 } from "../contract/artifact-store.js";
 
 /** Options of {@link readArtifact}. */
 export interface ReadArtifactOptions extends ArtifactGetOptions {

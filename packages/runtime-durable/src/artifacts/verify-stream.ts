@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
-import { ArtifactError } from "./artifact-error.js";
+import { ArtifactError } from "../contract/artifact-error.js";
 import { aborted } from "./artifact-source.js";
 
 /** Options of {@link verifyArtifactStream}. */

@@ -1,5 +1,5 @@
-import type { JournalStoreV1 } from "../journal/journal-store.js";
 import type { DeploymentsV1 } from "./deployments.js";
+import type { JournalStoreV1 } from "./journal-store.js";
 import type {
   CheckpointWrite,
   Claim,
@@ -19,7 +19,7 @@ import type {
   RunRecord,
   SubmitInput,
   SweepResult,
-} from "./records.js";
+} from "./run-records.js";
 import type { SignalsV1 } from "./signals.js";
 
 /**

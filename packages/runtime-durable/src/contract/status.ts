@@ -1,4 +1,4 @@
-import { DurableError } from "../errors.js";
+import { DurableError } from "./durable-error.js";
 
 /**
  * The status of a run. `queued` waits for a worker; `running` is held by a worker's lease;

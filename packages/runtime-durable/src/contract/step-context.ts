@@ -1,5 +1,5 @@
 import type { CallHooks, JsonValue, RunScope } from "@openrath/core";
-import type { Fence } from "./records.js";
+import type { Fence } from "./run-records.js";
 
 /** Structured logging inside a step; lines carry the run, step and attempt. */
 export interface StepLogger {

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { JsonObject } from "@openrath/core";
-import type { PlanRecord } from "../contract/records.js";
-import { DurableError } from "../errors.js";
+import { DurableError } from "../contract/durable-error.js";
+import type { PlanRecord } from "../contract/run-records.js";
 import { canonicalJson, sha256 } from "../internal/canonical.js";
 import type {
   NodeDeclaration,

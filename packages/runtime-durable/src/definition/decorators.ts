@@ -1,6 +1,6 @@
 import type { Session } from "@openrath/core";
+import { DurableError } from "../contract/durable-error.js";
 import type { StepContext } from "../contract/step-context.js";
-import { DurableError } from "../errors.js";
 import type { NodeDeclaration, RouterOptions, StepOptions } from "./types.js";
 
 const DECLARATION = Symbol.for("openrath.durable.node");

@@ -1,6 +1,6 @@
 import { type RunOptions, Session } from "@openrath/core";
+import { DurableError } from "../contract/durable-error.js";
 import type { StepContext } from "../contract/step-context.js";
-import { DurableError } from "../errors.js";
 import type { CompiledPlan, PlanNode } from "./compile.js";
 
 const quietLogger = { debug() {}, info() {}, warn() {}, error() {} };

@@ -1,8 +1,8 @@
-import type { RunRecord } from "../contract/records.js";
+import type { EffectRecord, EffectResolutionInput, ListEffectsQuery } from "../contract/effect-records.js";
+import type { Page } from "../contract/journal-records.js";
+import type { JournalStoreV1 } from "../contract/journal-store.js";
+import type { RunRecord } from "../contract/run-records.js";
 import type { OperatorScope } from "../interrupts/interrupt-operations.js";
-import type { Page } from "../journal/journal-records.js";
-import type { JournalStoreV1 } from "../journal/journal-store.js";
-import type { EffectRecord, EffectResolutionInput, ListEffectsQuery } from "./effect-records.js";
 
 /**
  * The effect ledger of a runtime (`runtime.effects`) as operators see it: the effects under review

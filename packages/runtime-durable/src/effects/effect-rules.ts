@@ -1,9 +1,9 @@
 import type { EffectClass, Tool, ToolOutcome } from "@openrath/core";
 import { projectToolResult, toolErrorContent } from "@openrath/core/backend";
-import { DurableError } from "../errors.js";
+import { DurableError } from "../contract/durable-error.js";
+import type { EffectResolutionInput, LedgeredEffectClass } from "../contract/effect-records.js";
 import { sha256 } from "../internal/canonical.js";
 import { isJsonValue } from "../interrupts/interrupt-schema.js";
-import type { EffectResolutionInput, LedgeredEffectClass } from "./effect-records.js";
 
 /** The class a tool declares (a hand-made tool without one is `non_idempotent`). */
 export function effectOf(tool: Tool<never>): EffectClass {

@@ -8,8 +8,9 @@ import {
   type ToolRunOverride,
 } from "@openrath/core";
 import { projectToolResult, toolErrorContent } from "@openrath/core/backend";
+import { DurableError } from "../contract/durable-error.js";
+import type { EffectRecord } from "../contract/effect-records.js";
 import type { InterruptRequest } from "../contract/step-context.js";
-import { DurableError } from "../errors.js";
 import type { JournalAttempt, ResolutionEvidence } from "../journal/journal-attempt.js";
 import {
   approvalPosition,
@@ -19,7 +20,6 @@ import {
   toolLabel,
   toolPosition,
 } from "../journal/positions.js";
-import type { EffectRecord } from "./effect-records.js";
 import { effectOf, idempotencyKeyOf, isLedgered, safeToRepeat } from "./effect-rules.js";
 
 /** A tool call's journal entry: its outcome, and the operator's resolution it stands for, if any. */

@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from "@openrath/core";
-import { DurableError } from "../errors.js";
+import { DurableError } from "../contract/durable-error.js";
 
 /** Longest tenant id (characters). */
 export const MAX_TENANT_ID = 128;

@@ -1,7 +1,7 @@
-import type { RunRecord } from "../contract/records.js";
-import type { Page } from "../journal/journal-records.js";
-import type { JournalStoreV1 } from "../journal/journal-store.js";
-import type { DecisionInput, InterruptRecord, ListInterruptsQuery } from "./interrupt-records.js";
+import type { DecisionInput, InterruptRecord, ListInterruptsQuery } from "../contract/interrupt-records.js";
+import type { Page } from "../contract/journal-records.js";
+import type { JournalStoreV1 } from "../contract/journal-store.js";
+import type { RunRecord } from "../contract/run-records.js";
 
 /** Scope of an operator call: the tenant whose objects it may see (default: the runtime's). */
 export interface OperatorScope {

@@ -1,9 +1,9 @@
 import type { JsonObject, JsonValue, StandardSchemaLike } from "@openrath/core";
 import { validateJsonSchema } from "@openrath/core/backend";
+import { DurableError } from "../contract/durable-error.js";
+import { DECISION_KINDS, type DecisionInput, INTERRUPT_KINDS } from "../contract/interrupt-records.js";
 import type { InterruptDecision, InterruptRequest } from "../contract/step-context.js";
-import { DurableError } from "../errors.js";
 import { isJson } from "../internal/validate.js";
-import { DECISION_KINDS, type DecisionInput, INTERRUPT_KINDS } from "./interrupt-records.js";
 
 /** Longest interrupt timeout: about 24 days, what a timer can hold. */
 export const MAX_INTERRUPT_TIMEOUT_MS = 2_147_483_647;

@@ -1,7 +1,6 @@
 // The step journal, the effect ledger and interrupts (issue 13): contracts, runtime parts and the
 // helpers stores share.
 
-export { EffectOperations } from "../effects/effect-operations.js";
 export {
   EFFECT_STATUSES,
   type EffectInput,
@@ -11,15 +10,7 @@ export {
   type EffectStatus,
   type LedgeredEffectClass,
   type ListEffectsQuery,
-} from "../effects/effect-records.js";
-export {
-  checkResolution,
-  effectOf,
-  isLedgered,
-  resolutionOutcome,
-  safeToRepeat,
-} from "../effects/effect-rules.js";
-export { InterruptOperations, type OperatorScope } from "../interrupts/interrupt-operations.js";
+} from "../contract/effect-records.js";
 export {
   DECISION_KINDS,
   type DecisionInput,
@@ -32,16 +23,25 @@ export {
   type InterruptStatus,
   type JournaledInterrupt,
   type ListInterruptsQuery,
-} from "../interrupts/interrupt-records.js";
-export { checkDecision, MAX_INTERRUPT_TIMEOUT_MS, storedSchema } from "../interrupts/interrupt-schema.js";
-export type { ResolutionEvidence, StepJournal } from "./journal-attempt.js";
-export { JOURNAL_EXTENSION, journalMiddleware, journalOf } from "./journal-middleware.js";
+} from "../contract/interrupt-records.js";
 export type {
   JournalEntry,
   JournalEntryInput,
   JournalKind,
   Page,
   StepJournalState,
-} from "./journal-records.js";
-export type { JournalStoreV1 } from "./journal-store.js";
+} from "../contract/journal-records.js";
+export type { JournalStoreV1 } from "../contract/journal-store.js";
+export { EffectOperations } from "../effects/effect-operations.js";
+export {
+  checkResolution,
+  effectOf,
+  isLedgered,
+  resolutionOutcome,
+  safeToRepeat,
+} from "../effects/effect-rules.js";
+export { InterruptOperations, type OperatorScope } from "../interrupts/interrupt-operations.js";
+export { checkDecision, MAX_INTERRUPT_TIMEOUT_MS, storedSchema } from "../interrupts/interrupt-schema.js";
+export type { ResolutionEvidence, StepJournal } from "./journal-attempt.js";
+export { JOURNAL_EXTENSION, journalMiddleware, journalOf } from "./journal-middleware.js";
 export { publishingJournal } from "./publishing-journal.js";

@@ -8,13 +8,18 @@ import {
   type ToolOutcome,
   type ToolRunOverride,
 } from "@openrath/core";
+import { DurableError } from "../contract/durable-error.js";
+import type { JournaledInterrupt } from "../contract/interrupt-records.js";
+import type {
+  JournalEntry,
+  JournalEntryInput,
+  JournalKind,
+  StepJournalState,
+} from "../contract/journal-records.js";
+import type { JournalStoreV1 } from "../contract/journal-store.js";
 import type { InterruptDecision, InterruptRequest, StepContext } from "../contract/step-context.js";
 import { runToolCall } from "../effects/tool-call.js";
-import { DurableError } from "../errors.js";
-import type { JournaledInterrupt } from "../interrupts/interrupt-records.js";
 import { checkRequest, deliveredPayload, isJsonValue } from "../interrupts/interrupt-schema.js";
-import type { JournalEntry, JournalEntryInput, JournalKind, StepJournalState } from "./journal-records.js";
-import type { JournalStoreV1 } from "./journal-store.js";
 import {
   callFingerprint,
   interruptFingerprint,

@@ -1,11 +1,11 @@
 import { OpenRathError, Session } from "@openrath/core";
 import { createRunScope } from "@openrath/core/backend";
+import { DurableError } from "../contract/durable-error.js";
+import type { StepJournalState } from "../contract/journal-records.js";
+import type { JournalStoreV1 } from "../contract/journal-store.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
 import type { StepContext, StepMiddleware } from "../contract/step-context.js";
-import { DurableError } from "../errors.js";
 import { JournalAttempt, type StepJournal } from "./journal-attempt.js";
-import type { StepJournalState } from "./journal-records.js";
-import type { JournalStoreV1 } from "./journal-store.js";
 
 /** The key of the journal in `ctx.extensions`. */
 export const JOURNAL_EXTENSION = "journal";

@@ -1,6 +1,6 @@
-import type { RunRecord } from "../contract/records.js";
+import type { JournalStoreV1 } from "../contract/journal-store.js";
+import type { RunRecord } from "../contract/run-records.js";
 import type { Signal, SignalsV1 } from "../contract/signals.js";
-import type { JournalStoreV1 } from "./journal-store.js";
 
 const eventOf = (run: RunRecord): Signal => ({ kind: "event", runId: run.id, seq: run.eventSeq });
 

@@ -1,4 +1,4 @@
-import type { JournalEntryInput } from "./journal-records.js";
+import type { JournalEntryInput } from "../contract/journal-records.js";
 
 /** A model call's reply whose entry the journal does not hold yet. */
 interface Reply {

@@ -1,9 +1,9 @@
 import type { JsonValue } from "@openrath/core";
-import type { RunEvent, RunRecord } from "../contract/records.js";
+import { DurableError } from "../contract/durable-error.js";
+import type { RunEvent, RunRecord } from "../contract/run-records.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
 import type { Signal, SignalsV1 } from "../contract/signals.js";
 import { isTerminal, type RunStatus } from "../contract/status.js";
-import { DurableError } from "../errors.js";
 
 /**
  * An ephemeral event of a run (a token delta, a progress tick): published live by a step with

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RunRecord, SubmitInput } from "../contract/records.js";
+import type { RunRecord, SubmitInput } from "../contract/run-records.js";
 import type { RunStoreV1, SubmitHooks } from "../contract/run-store.js";
 import type { Signal, SignalsV1 } from "../contract/signals.js";
 import { publishCommits } from "./publishing-store.js";

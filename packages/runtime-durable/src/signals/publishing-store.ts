@@ -1,4 +1,4 @@
-import type { Claim, RunRecord } from "../contract/records.js";
+import type { Claim, RunRecord } from "../contract/run-records.js";
 import type { RunStoreV1, SubmitHooks } from "../contract/run-store.js";
 import type { Signal, SignalsV1 } from "../contract/signals.js";
 

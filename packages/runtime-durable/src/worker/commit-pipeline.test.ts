@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type CheckpointWrite, PREVIOUS_CHECKPOINT, type RunRecord } from "../contract/records.js";
-import { DurableError } from "../errors.js";
+import { DurableError } from "../contract/durable-error.js";
+import { type CheckpointWrite, PREVIOUS_CHECKPOINT, type RunRecord } from "../contract/run-records.js";
 import { CommitPipeline, MAX_BATCH } from "./commit-pipeline.js";
 
 const write = (sequence: number, baseId: number | null = PREVIOUS_CHECKPOINT): CheckpointWrite => ({

@@ -1,4 +1,4 @@
-import { type CheckpointWrite, PREVIOUS_CHECKPOINT, type RunRecord } from "../contract/records.js";
+import { type CheckpointWrite, PREVIOUS_CHECKPOINT, type RunRecord } from "../contract/run-records.js";
 
 /** The most step commits one batch carries (and the most a run's steps get ahead of its commits). */
 export const MAX_BATCH = 32;

@@ -1,5 +1,6 @@
 import { type JsonValue, OpenRathError, Session } from "@openrath/core";
 import { baseOf, type CheckpointBase, encodeCheckpoint, restoreSession } from "../checkpoint-codec.js";
+import { DurableError } from "../contract/durable-error.js";
 import {
   type Claim,
   type Fence,
@@ -7,13 +8,12 @@ import {
   PREVIOUS_CHECKPOINT,
   type RunErrorInfo,
   type RunRecord,
-} from "../contract/records.js";
+} from "../contract/run-records.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
 import type { SignalsV1 } from "../contract/signals.js";
 import type { StepContext, StepLogger, StepMiddleware } from "../contract/step-context.js";
 import { type CompiledPlan, type PlanNode, retryDelayMs } from "../definition/compile.js";
 import { invalidSuccessor, notSession } from "../definition/run-in-memory.js";
-import { DurableError } from "../errors.js";
 import { CommitPipeline } from "./commit-pipeline.js";
 import type { FreshVisits, SubmittedSessions } from "./handoff.js";
 import { runIsolated } from "./isolated-executor.js";

@@ -1,7 +1,7 @@
 import type { Session } from "@openrath/core";
 import type { CheckpointBase } from "../checkpoint-codec.js";
-import type { Fence, RunRecord } from "../contract/records.js";
-import type { JournalStoreV1 } from "../journal/journal-store.js";
+import type { JournalStoreV1 } from "../contract/journal-store.js";
+import type { Fence, RunRecord } from "../contract/run-records.js";
 
 /**
  * How many submitted sessions are kept for this process's workers (the oldest go first). A burst of

@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { JsonValue, SessionJSON } from "@openrath/core";
-import { DurableError } from "../errors.js";
+import { DurableError } from "../contract/durable-error.js";
 
 // Evaluated as a CommonJS script in the thread: it imports the step's module, calls its export
 // with the session JSON and a plain context, and posts back the result's JSON.

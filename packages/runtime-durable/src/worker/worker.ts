@@ -1,11 +1,11 @@
 import { hostname } from "node:os";
 import { OpenRathError } from "@openrath/core";
-import type { Claim, Fence, RunRecord } from "../contract/records.js";
+import { DurableError } from "../contract/durable-error.js";
+import type { Claim, Fence, RunRecord } from "../contract/run-records.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
 import type { SignalsV1 } from "../contract/signals.js";
 import type { StepMiddleware } from "../contract/step-context.js";
 import type { CompiledPlan } from "../definition/compile.js";
-import { DurableError } from "../errors.js";
 import { executeRun } from "./execute-run.js";
 import type { FreshVisits, SubmittedSessions } from "./handoff.js";
 import { jsonLinesLog, type WorkerLog } from "./worker-log.js";

@@ -1,5 +1,5 @@
 import type { JsonValue } from "@openrath/core";
-import type { JournaledInterrupt } from "../interrupts/interrupt-records.js";
+import type { JournaledInterrupt } from "./interrupt-records.js";
 
 /** What a journal entry records: a model call's response, a tool call's outcome, or a journaled function's value. */
 export type JournalKind = "model" | "tool" | "call";

@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from "@openrath/core";
-import type { InterruptDecision, InterruptRequest } from "../contract/step-context.js";
+import type { InterruptDecision, InterruptRequest } from "./step-context.js";
 
 /** Kinds of interrupt. */
 export type InterruptKind = InterruptRequest["kind"];

@@ -1,19 +1,14 @@
 import type { ToolOutcome } from "@openrath/core";
-import type { Fence, RunRecord } from "../contract/records.js";
-import type {
-  EffectInput,
-  EffectRecord,
-  EffectResolutionInput,
-  ListEffectsQuery,
-} from "../effects/effect-records.js";
+import type { EffectInput, EffectRecord, EffectResolutionInput, ListEffectsQuery } from "./effect-records.js";
 import type {
   DecisionInput,
   InterruptInput,
   InterruptRecord,
   JournaledInterrupt,
   ListInterruptsQuery,
-} from "../interrupts/interrupt-records.js";
+} from "./interrupt-records.js";
 import type { JournalEntryInput, Page, StepJournalState } from "./journal-records.js";
+import type { Fence, RunRecord } from "./run-records.js";
 
 /**
  * The store members of the step journal, the effect ledger and interrupts (version 1), found at
