@@ -412,6 +412,14 @@ describe("failures", () => {
     await expect(mcpTools(everything, { connectTimeoutMs: -1 })).rejects.toMatchObject({
       code: "invalid_argument",
     });
+    await expect(mcpTools({ command: "node", arg: ["x"] } as never)).rejects.toThrow(
+      'Invalid server of mcpTools(): "arg" is ["x"]; it is not a field of the server; the fields are command, args, env, cwd, stderr.',
+    );
+    const leaked = await mcpTools({ command: "", env: { API_TOKEN: 7 as never } }).catch((e: unknown) => e);
+    expect(String(leaked)).toMatch(/"env.API_TOKEN" is given \(not shown/);
+    await expect(mcpTools(everything, { prefx: "fs" } as never)).rejects.toThrow(
+      /"prefx" .*the fields are prefix, include,/,
+    );
   });
 });
 

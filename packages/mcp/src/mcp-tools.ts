@@ -1,4 +1,5 @@
 import { defineTool, type JsonValue, OpenRathError, type Tool } from "@openrath/core";
+import { checkOptions } from "@openrath/core/backend";
 import { McpConnection, type McpServerSpec } from "./internal/connection.js";
 import { effectOfAnnotations, type ToolAnnotations } from "./internal/effect-class.js";
 import { parametersOf } from "./internal/input-schema.js";
@@ -8,6 +9,7 @@ import {
   mapToolResult,
   type RawCallToolResult,
 } from "./internal/result-mapping.js";
+import { McpHttpServerSchema, McpStdioServerSchema, McpToolsOptionsSchema } from "./internal/schemas.js";
 import { exposedToolNames } from "./internal/tool-names.js";
 import { McpToolError } from "./mcp-tool-error.js";
 
@@ -94,41 +96,6 @@ let laneCounter = 0;
 
 function invalid(message: string, details: Record<string, unknown> = {}): OpenRathError {
   return new OpenRathError("invalid_argument", message, { details });
-}
-
-function checkSpec(server: McpServerSpec): void {
-  if (typeof server !== "object" || server === null) {
-    throw invalid(
-      `mcpTools: the server must be { command, args?, env?, cwd? } or { url, headers? }, got ${JSON.stringify(server)}.`,
-    );
-  }
-  if ("url" in server) {
-    let url: URL;
-    try {
-      url = new URL(server.url);
-    } catch {
-      throw invalid(
-        `mcpTools: url ${JSON.stringify(server.url)} is not a valid URL; pass the MCP endpoint, such as "http://127.0.0.1:3001/mcp".`,
-        {
-          url: server.url,
-        },
-      );
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      throw invalid(
-        `mcpTools: url ${JSON.stringify(server.url)} must use http: or https: (Streamable HTTP).`,
-        {
-          url: server.url,
-        },
-      );
-    }
-    return;
-  }
-  if (typeof (server as { command?: unknown }).command !== "string" || server.command === "") {
-    throw invalid(
-      `mcpTools: a stdio server needs a non-empty "command" (such as process.execPath), got ${JSON.stringify((server as { command?: unknown }).command)}.`,
-    );
-  }
 }
 
 function progressData(progress: { progress: number; total?: number; message?: string }): JsonValue {
@@ -305,21 +272,17 @@ class Toolset implements McpToolset {
  * @throws {OpenRathError} `invalid_argument` for a bad server spec, option or `include` name;
  *   {@link McpToolError} `mcp_connect_failed` when the server cannot be started, reached or listed.
  */
-export async function mcpTools(server: McpServerSpec, options: McpToolsOptions = {}): Promise<McpToolset> {
-  checkSpec(server);
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-    throw invalid(`mcpTools: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}.`);
-  }
-  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-  if (typeof connectTimeoutMs !== "number" || !Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) {
-    throw invalid(
-      `mcpTools: connectTimeoutMs must be a positive number of milliseconds, got ${String(connectTimeoutMs)}.`,
-    );
-  }
-  if (options.name !== undefined && (typeof options.name !== "string" || options.name === "")) {
-    throw invalid(`mcpTools: name must be a non-empty string, got ${JSON.stringify(options.name)}.`);
-  }
+export async function mcpTools(
+  givenServer: McpServerSpec,
+  givenOptions: McpToolsOptions = {},
+): Promise<McpToolset> {
+  const isHttp = typeof givenServer === "object" && givenServer !== null && "url" in givenServer;
+  const where = { backend: "mcpTools", argument: "server", secrets: ["headers", "env"] };
+  const server: McpServerSpec = isHttp
+    ? checkOptions(McpHttpServerSchema, givenServer, where)
+    : checkOptions(McpStdioServerSchema, givenServer, where);
+  const options = checkOptions(McpToolsOptionsSchema, givenOptions, { backend: "mcpTools" });
+  const { timeoutMs, connectTimeoutMs } = options;
   let toolset: Toolset | undefined;
   const connection = new McpConnection(server, options.name ?? "mcp", {
     timeoutMs,

@@ -258,6 +258,18 @@ describe("guard options", () => {
     await expect(serve(options)).rejects.toMatchObject({ code: "invalid_argument" });
   });
 
+  it("names the bad option and never shows a bearer token it refuses", async () => {
+    const token = "a token with spaces in it";
+    const error = (await serve({ bearerToken: token }).catch((e: unknown) => e)) as Error & {
+      details: unknown;
+    };
+    expect(error.message).toContain('"transport.bearerToken" is given (not shown');
+    expect(`${error.message}${JSON.stringify(error.details)}`).not.toContain(token);
+    await expect(serve({ allowedOrigins: ["app.example"] })).rejects.toThrow(
+      /"transport.allowedOrigins\[0\]" is "app.example"; it is not an origin/,
+    );
+  });
+
   it("normalizes a listed origin the way browsers send it", async () => {
     const served = await serve({ allowedOrigins: ["HTTPS://App.Example:443/"] });
     try {

@@ -13,7 +13,9 @@ import {
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import { Agent, OpenRathError, type RunEvent, type Runnable, Session } from "@openrath/core";
+import { checkOptions } from "@openrath/core/backend";
 import { type GuardSettings, guardRequest, guardSettings } from "./internal/http-guard.js";
+import { ServeWorkflowOptionsSchema } from "./internal/schemas.js";
 import { exposedToolNames } from "./internal/tool-names.js";
 
 /** Options of {@link serveWorkflowAsMcp}. */
@@ -401,7 +403,7 @@ async function serveHttp(
  */
 export async function serveWorkflowAsMcp(
   workflow: Runnable,
-  options: ServeWorkflowOptions = {},
+  givenOptions: ServeWorkflowOptions = {},
 ): Promise<McpWorkflowServer> {
   if (typeof workflow?.run !== "function" || typeof workflow.name !== "string") {
     throw new OpenRathError(
@@ -409,23 +411,11 @@ export async function serveWorkflowAsMcp(
       "serveWorkflowAsMcp needs a workflow or agent (something with a name and run(session)).",
     );
   }
+  const options = checkOptions(ServeWorkflowOptionsSchema, givenOptions, { backend: "serveWorkflowAsMcp" });
   const entries = entriesOf(workflow, options);
   const name = options.name ?? workflow.name;
-  const version = options.version ?? "0.1.0";
-  const transport = options.transport ?? "stdio";
+  const { version, transport } = options;
   if (transport === "stdio") return serveStdio(entries, name, version);
-  const { port, host = "127.0.0.1", allowedOrigins, bearerToken } = transport;
-  if (host !== "127.0.0.1") {
-    throw new OpenRathError(
-      "invalid_argument",
-      `serveWorkflowAsMcp: host ${JSON.stringify(host)} is not offered; the server binds 127.0.0.1 only.`,
-    );
-  }
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    throw new OpenRathError(
-      "invalid_argument",
-      `serveWorkflowAsMcp: port must be an integer from 0 (any free port) to 65535, got ${String(port)}.`,
-    );
-  }
+  const { port, allowedOrigins, bearerToken } = transport;
   return serveHttp(entries, name, version, port, guardSettings(allowedOrigins, bearerToken));
 }
