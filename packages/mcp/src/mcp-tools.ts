@@ -89,8 +89,6 @@ interface ListedTool {
   readonly annotations?: ToolAnnotations;
 }
 
-const DEFAULT_TIMEOUT_MS = 60_000;
-const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 const MAX_PAGES = 1000;
 let laneCounter = 0;
 
