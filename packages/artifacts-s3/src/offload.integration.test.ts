@@ -16,15 +16,14 @@ import { DeleteObjectCommand } from "@aws-sdk/client-s3";
 import { PGlite } from "@electric-sql/pglite";
 import { Session } from "@openrath/core";
 import {
-  type ArtifactStoreV1,
   collectArtifactGarbage,
   createDurableRuntime,
   type DurableWorker,
   defineWorkflow,
   filesystemArtifactStore,
-  offloadedArtifacts,
   withArtifactOffload,
 } from "@openrath/runtime-durable";
+import { type ArtifactStoreV1, offloadedArtifacts } from "@openrath/runtime-durable/store";
 import { pgliteStore } from "@openrath/store-postgres";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { s3ArtifactStore } from "./s3-artifact-store.js";

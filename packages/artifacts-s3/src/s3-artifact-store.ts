@@ -20,7 +20,7 @@ import {
   checkTenant,
   DEFAULT_SWEEP_AGE_MS,
   verifyArtifactStream,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import { keyLayout } from "./internal/keys.js";
 import { isNotFound, mapS3Error, nameOf, statusOf } from "./internal/s3-errors.js";
 import { headObject, type PutContext, putObject } from "./internal/s3-put.js";

@@ -4,66 +4,51 @@
  * content-hashed plans; runs survive crashes through checkpoints of chunk references, leases with
  * fencing and a gap-free event log, over a {@link RunStoreV1} (PostgreSQL or embedded PGlite in
  * `@openrath/store-postgres`).
+ *
+ * This entry is what applications write. What only a backend needs (the records a store writes,
+ * the checkpoint codec, the rules of the journal's records) is `@openrath/runtime-durable/store`.
  */
 
-// The artifact store contract, its filesystem implementation and the helpers adapters share (issue 14).
-export * from "./artifacts/index.js";
 export {
-  applyChunkOps,
-  baseOf,
-  CHAIN_GROWTH_LIMIT,
-  CHAIN_SLACK_CHUNKS,
-  type CheckpointBase,
-  corrupt,
-  encodeCheckpoint,
-  isChunkRange,
-  MAX_CHAIN_DEPTH,
-  restoreSession,
-} from "./checkpoint-codec.js";
-export type { Deployment, DeploymentsV1, PlanRevision } from "./contract/deployments.js";
+  type ArtifactGarbageReport,
+  type CollectArtifactGarbageOptions,
+  collectArtifactGarbage,
+} from "./artifacts/collect-garbage.js";
+export {
+  type FilesystemArtifactStoreOptions,
+  filesystemArtifactStore,
+} from "./artifacts/filesystem-artifact-store.js";
+export { type ArtifactOffloadOptions, withArtifactOffload } from "./artifacts/offloading-store.js";
+export { type ReadArtifactOptions, readArtifact, readArtifactText } from "./artifacts/read-artifact.js";
+export type { ArtifactErrorCode } from "./contract/artifact-error.js";
+export { ArtifactError } from "./contract/artifact-error.js";
+export type { ArtifactStoreV1 } from "./contract/artifact-store.js";
+export type { Deployment, PlanRevision } from "./contract/deployments.js";
 export { DurableError, type DurableErrorCode } from "./contract/durable-error.js";
 export type {
-  CheckpointRef,
-  CheckpointWrite,
-  ChunkOp,
-  Claim,
-  ClaimList,
-  ClaimRequest,
-  EventInput,
-  Fence,
-  FinishInput,
-  HeartbeatResult,
-  ListRunsQuery,
-  MaterializedCheckpoint,
-  PlacementJSON,
-  PlanRecord,
-  RetentionPolicy,
-  RetentionResult,
-  RunErrorInfo,
-  RunEvent,
-  RunRecord,
-  SubmitInput,
-  SweepResult,
-} from "./contract/run-records.js";
-export { PREVIOUS_CHECKPOINT } from "./contract/run-records.js";
-export type { RunStoreCapabilities, RunStoreV1, SubmitHooks } from "./contract/run-store.js";
-export {
-  type Signal,
-  type SignalsCapabilities,
-  type SignalsV1,
-  type SignalTopic,
-  topicOf,
-} from "./contract/signals.js";
+  EffectRecord,
+  EffectResolutionInput,
+  EffectStatus,
+  ListEffectsQuery,
+} from "./contract/effect-records.js";
+export type {
+  DecisionInput,
+  DecisionKind,
+  InterruptKind,
+  InterruptRecord,
+  InterruptStatus,
+  ListInterruptsQuery,
+} from "./contract/interrupt-records.js";
+export type { Page } from "./contract/journal-records.js";
+export type { RunErrorInfo, RunEvent, RunRecord } from "./contract/run-records.js";
+export type { RunStoreV1 } from "./contract/run-store.js";
+export type { SignalsV1 } from "./contract/signals.js";
 export {
   ACTIVE_STATUSES,
-  assertTransition,
-  canTransition,
   isTerminal,
   RUN_STATUSES,
   type RunStatus,
-  sourcesOf,
   TERMINAL_STATUSES,
-  TRANSITIONS,
 } from "./contract/status.js";
 export type {
   InterruptDecision,
@@ -73,14 +58,9 @@ export type {
   StepMiddleware,
 } from "./contract/step-context.js";
 export { defineWorkflow, WorkflowBuilder } from "./definition/builder.js";
-export { type CompiledPlan, compilePlan, type PlanNode, retryDelayMs } from "./definition/compile.js";
+export { type CompiledPlan, compilePlan, type PlanNode } from "./definition/compile.js";
 export { router, step } from "./definition/decorators.js";
-export {
-  type DurableDefinitionSource,
-  DurableWorkflow,
-  definitionOf,
-} from "./definition/durable-workflow.js";
-export { runPlanInMemory } from "./definition/run-in-memory.js";
+export { type DurableDefinitionSource, DurableWorkflow } from "./definition/durable-workflow.js";
 export type {
   IsolatedStep,
   NodeDeclaration,
@@ -91,14 +71,11 @@ export type {
   StepOptions,
   WorkflowDefinition,
 } from "./definition/types.js";
-export { canonicalJson, sha256 } from "./internal/canonical.js";
-export {
-  MAX_IDEMPOTENCY_KEY,
-  MAX_METADATA_BYTES,
-  MAX_TENANT_ID,
-} from "./internal/validate.js";
-// The step journal, the effect ledger and interrupts (issue 13).
-export * from "./journal/index.js";
+export { EffectOperations } from "./effects/effect-operations.js";
+export { MAX_IDEMPOTENCY_KEY, MAX_METADATA_BYTES, MAX_TENANT_ID } from "./internal/validate.js";
+export { InterruptOperations, type OperatorScope } from "./interrupts/interrupt-operations.js";
+export type { StepJournal } from "./journal/journal-attempt.js";
+export { journalOf } from "./journal/journal-middleware.js";
 export {
   createDurableRuntime,
   DurableRuntime,
@@ -107,16 +84,7 @@ export {
   type SubmitOptions,
   type WaitOptions,
 } from "./runtime.js";
-export {
-  type FollowedEvent,
-  type FollowRunOptions,
-  followRun,
-  type LivePayload,
-  type LiveRunEvent,
-} from "./signals/follow-run.js";
-export { HeardRuns } from "./signals/heard-runs.js";
-export { inProcessSignals } from "./signals/in-process-signals.js";
-export { publishCommits } from "./signals/publishing-store.js";
+export type { FollowedEvent, FollowRunOptions, LivePayload, LiveRunEvent } from "./signals/follow-run.js";
 export type { IsolatedContext } from "./worker/isolated-executor.js";
 export { DurableWorker, type StopOptions, type WorkerOptions } from "./worker/worker.js";
 export {

@@ -8,9 +8,9 @@ import {
   type DurableWorker,
   defineWorkflow,
   filesystemArtifactStore,
-  type RunStoreV1,
   withArtifactOffload,
 } from "@openrath/runtime-durable";
+import type { RunStoreV1 } from "@openrath/runtime-durable/store";
 import { postgresStore } from "@openrath/store-postgres";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";

@@ -1,11 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Session } from "@openrath/core";
-import {
-  createDurableRuntime,
-  defineWorkflow,
-  type RunStoreV1,
-  type SignalsV1,
-} from "@openrath/runtime-durable";
+import { createDurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
+import type { RunStoreV1, SignalsV1 } from "@openrath/runtime-durable/store";
 import { postgresStore } from "@openrath/store-postgres";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-import { inProcessSignals, type Signal } from "@openrath/runtime-durable";
+import { inProcessSignals, type Signal } from "@openrath/runtime-durable/store";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { redisSignals } from "./redis-signals.js";

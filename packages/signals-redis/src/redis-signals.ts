@@ -5,7 +5,7 @@ import {
   type SignalsV1,
   type SignalTopic,
   topicOf,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import { Redis, type RedisOptions } from "ioredis";
 import { notReadyReason, redisTarget, scrub } from "./internal/redis-url.js";
 import { twinMatcher } from "./internal/twin-matcher.js";

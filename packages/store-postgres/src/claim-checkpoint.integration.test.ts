@@ -7,9 +7,9 @@ import {
   createDurableRuntime,
   defineWorkflow,
   filesystemArtifactStore,
-  restoreSession,
   withArtifactOffload,
 } from "@openrath/runtime-durable";
+import { restoreSession } from "@openrath/runtime-durable/store";
 import { afterEach, describe, expect, it } from "vitest";
 import { postgresStore, type QueryEvent } from "./postgres-store.js";
 import { POSTGRES_URL, postgres } from "./testing/postgres-url.js";

@@ -1,4 +1,4 @@
-import { DurableError } from "@openrath/runtime-durable";
+import { DurableError } from "@openrath/runtime-durable/store";
 import type pg from "pg";
 
 /** Why a store could not be opened, as `details.reason` of its `store_unavailable` error. */

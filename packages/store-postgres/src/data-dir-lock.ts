@@ -1,7 +1,7 @@
 import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { resolve } from "node:path";
-import { DurableError } from "@openrath/runtime-durable";
+import { DurableError } from "@openrath/runtime-durable/store";
 
 /** Who holds a data directory's lock, as its lock file says. */
 interface LockOwner {

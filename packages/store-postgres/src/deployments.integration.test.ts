@@ -1,11 +1,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import { Session } from "@openrath/core";
-import {
-  createDurableRuntime,
-  type DurableRuntime,
-  defineWorkflow,
-  type RunStoreV1,
-} from "@openrath/runtime-durable";
+import { createDurableRuntime, type DurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
+import type { RunStoreV1 } from "@openrath/runtime-durable/store";
 import { Kysely, sql } from "kysely";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { MIGRATIONS } from "./migrations/index.js";

@@ -2,13 +2,8 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { Session } from "@openrath/core";
-import {
-  createDurableRuntime,
-  type DurableRuntime,
-  defineWorkflow,
-  isTerminal,
-  type RunStoreV1,
-} from "@openrath/runtime-durable";
+import { createDurableRuntime, type DurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
+import { isTerminal, type RunStoreV1 } from "@openrath/runtime-durable/store";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { postgresStore } from "./postgres-store.js";

@@ -1,5 +1,6 @@
 import { Session } from "@openrath/core";
-import { createDurableRuntime, type DurableRuntime, type RunStoreV1 } from "@openrath/runtime-durable";
+import { createDurableRuntime, type DurableRuntime } from "@openrath/runtime-durable";
+import type { RunStoreV1 } from "@openrath/runtime-durable/store";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { postgresStore } from "./postgres-store.js";

@@ -7,13 +7,8 @@ import {
   type StandardSchemaLike,
   type ToolContext,
 } from "@openrath/core";
-import {
-  createDurableRuntime,
-  defineWorkflow,
-  type InterruptDecision,
-  inProcessSignals,
-  journalOf,
-} from "@openrath/runtime-durable";
+import { createDurableRuntime, defineWorkflow, journalOf } from "@openrath/runtime-durable";
+import { type InterruptDecision, inProcessSignals } from "@openrath/runtime-durable/store";
 import { describe, expect, it } from "vitest";
 import { journalHarness } from "./testing/journal-harness.js";
 

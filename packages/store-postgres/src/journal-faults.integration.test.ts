@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Session } from "@openrath/core";
-import { createDurableRuntime, type RunStoreV1 } from "@openrath/runtime-durable";
+import { createDurableRuntime } from "@openrath/runtime-durable";
+import type { RunStoreV1 } from "@openrath/runtime-durable/store";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { postgresStore } from "./postgres-store.js";

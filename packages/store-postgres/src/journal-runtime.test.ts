@@ -7,7 +7,8 @@ import {
   Session,
   Workflow,
 } from "@openrath/core";
-import { createDurableRuntime, DurableError, defineWorkflow, journalOf } from "@openrath/runtime-durable";
+import { createDurableRuntime, defineWorkflow, journalOf } from "@openrath/runtime-durable";
+import { DurableError } from "@openrath/runtime-durable/store";
 import { describe, expect, it } from "vitest";
 import { referenceAgent, TURNS, transcript } from "./testing/journal-agent.js";
 import { journalHarness } from "./testing/journal-harness.js";

@@ -1,6 +1,6 @@
 import { PGlite } from "@electric-sql/pglite";
 import { Session } from "@openrath/core";
-import { baseOf, encodeCheckpoint, restoreSession } from "@openrath/runtime-durable";
+import { baseOf, encodeCheckpoint, restoreSession } from "@openrath/runtime-durable/store";
 import { Kysely, sql } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
 import { MIGRATIONS } from "./migrations/index.js";

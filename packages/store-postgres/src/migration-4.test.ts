@@ -1,6 +1,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import { Session } from "@openrath/core";
-import { createDurableRuntime, defineWorkflow, restoreSession } from "@openrath/runtime-durable";
+import { createDurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
+import { restoreSession } from "@openrath/runtime-durable/store";
 import { Kysely, sql } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
 import { MIGRATIONS } from "./migrations/index.js";

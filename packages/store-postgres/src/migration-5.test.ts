@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { PGlite } from "@electric-sql/pglite";
 import { Session } from "@openrath/core";
-import { createDurableRuntime, defineWorkflow, type RunStoreV1 } from "@openrath/runtime-durable";
+import { createDurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
+import type { RunStoreV1 } from "@openrath/runtime-durable/store";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { pgliteStore, postgresStore } from "./postgres-store.js";

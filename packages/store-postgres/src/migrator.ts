@@ -1,4 +1,4 @@
-import { DurableError } from "@openrath/runtime-durable";
+import { DurableError } from "@openrath/runtime-durable/store";
 import { type Kysely, sql } from "kysely";
 import { checksumOf, MIGRATIONS, type Migration } from "./migrations/index.js";
 

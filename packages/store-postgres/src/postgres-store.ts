@@ -9,7 +9,7 @@ import {
   type RunStoreCapabilities,
   type RunStoreV1,
   type SignalsV1,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import { Kysely, type Logger, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { connectionTarget, openFailure } from "./connection-errors.js";

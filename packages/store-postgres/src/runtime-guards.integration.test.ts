@@ -2,12 +2,11 @@ import { PGlite } from "@electric-sql/pglite";
 import { Agent, defineTool, ScriptedProvider, Session } from "@openrath/core";
 import {
   createDurableRuntime,
-  DurableError,
   type DurableRuntime,
   type DurableWorker,
   defineWorkflow,
-  type RunStoreV1,
 } from "@openrath/runtime-durable";
+import { DurableError, type RunStoreV1 } from "@openrath/runtime-durable/store";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { pgliteStore, postgresStore } from "./postgres-store.js";
 import { POSTGRES_URL, postgres } from "./testing/postgres-url.js";

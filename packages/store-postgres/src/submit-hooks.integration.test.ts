@@ -1,12 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Session } from "@openrath/core";
-import {
-  compilePlan,
-  defineWorkflow,
-  encodeCheckpoint,
-  type RunRecord,
-  type SubmitInput,
-} from "@openrath/runtime-durable";
+import { compilePlan, defineWorkflow } from "@openrath/runtime-durable";
+import { encodeCheckpoint, type RunRecord, type SubmitInput } from "@openrath/runtime-durable/store";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { postgresStore } from "./postgres-store.js";

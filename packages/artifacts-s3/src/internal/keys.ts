@@ -1,4 +1,4 @@
-import { ArtifactError, DIGEST_PATTERN, TENANT_PATTERN } from "@openrath/runtime-durable";
+import { ArtifactError, DIGEST_PATTERN, TENANT_PATTERN } from "@openrath/runtime-durable/store";
 
 /** Characters a key prefix may use, per `/`-separated segment. */
 const PREFIX_SEGMENT = /^[A-Za-z0-9_.-]+$/;

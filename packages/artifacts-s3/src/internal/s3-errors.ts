@@ -1,4 +1,4 @@
-import { ArtifactError } from "@openrath/runtime-durable";
+import { ArtifactError } from "@openrath/runtime-durable/store";
 
 /** Node and SDK error codes of a connection that failed or broke: worth retrying. */
 const NETWORK_CODES = new Set([

@@ -18,7 +18,7 @@ import {
   checkDigest,
   createArtifactSource,
   digestOf,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import type { KeyLayout } from "./keys.js";
 import { isNotFound, mapS3Error } from "./s3-errors.js";
 

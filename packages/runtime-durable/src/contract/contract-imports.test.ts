@@ -19,17 +19,14 @@ describe("contract/", () => {
     expect(modules).toEqual(expect.arrayContaining(["run-store.ts", "signals.ts", "artifact-store.ts"]));
   });
 
-  it.each(modules)(
-    "%s imports only other contract modules, @openrath/core and Node builtins",
-    (name) => {
-      const source = readFileSync(`${here}${name}`, "utf8");
-      for (const specifier of specifiersOf(source)) {
-        const allowed =
-          /^\.\/[^/]+\.js$/.test(specifier) || specifier === "@openrath/core" || specifier.startsWith("node:");
-        expect(allowed, `${name} imports ${JSON.stringify(specifier)}`).toBe(true);
-      }
-    },
-  );
+  it.each(modules)("%s imports only other contract modules, @openrath/core and Node builtins", (name) => {
+    const source = readFileSync(`${here}${name}`, "utf8");
+    for (const specifier of specifiersOf(source)) {
+      const allowed =
+        /^\.\/[^/]+\.js$/.test(specifier) || specifier === "@openrath/core" || specifier.startsWith("node:");
+      expect(allowed, `${name} imports ${JSON.stringify(specifier)}`).toBe(true);
+    }
+  });
 
   it("the import check sees a reach outside the folder", () => {
     const bad = specifiersOf('import { x } from "../runtime.js";\nexport { y } from "./ok.js";');

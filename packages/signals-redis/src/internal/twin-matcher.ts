@@ -1,4 +1,4 @@
-import type { Signal } from "@openrath/runtime-durable";
+import type { Signal } from "@openrath/runtime-durable/store";
 
 /** How long a delivered copy waits to be matched by its twin from the other path before it is forgotten. */
 const TWIN_TTL_MS = 10_000;

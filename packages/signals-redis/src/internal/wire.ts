@@ -1,4 +1,4 @@
-import type { Signal, SignalTopic } from "@openrath/runtime-durable";
+import type { Signal, SignalTopic } from "@openrath/runtime-durable/store";
 
 /** The Redis channel a topic is published on: `<prefix>:work`, `<prefix>:cancel`, `<prefix>:run:<id>`. */
 export function channelOf(prefix: string, topic: SignalTopic): string {

@@ -4,7 +4,7 @@ import {
   type RunStatus,
   type Signal,
   type SignalsV1,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 
 /** The three channels a store notifies on. */
 export interface NotifyChannels {

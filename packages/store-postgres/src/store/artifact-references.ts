@@ -1,4 +1,4 @@
-import { OFFLOADED_KEY, offloadedArtifacts } from "@openrath/runtime-durable";
+import { OFFLOADED_KEY, offloadedArtifacts } from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
 import type { StoreContext } from "./context.js";
 

@@ -1,6 +1,6 @@
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { Chunk, LineageNodeJSON } from "@openrath/core";
-import type { ChunkOp, PlacementJSON } from "@openrath/runtime-durable";
+import type { ChunkOp, PlacementJSON } from "@openrath/runtime-durable/store";
 import { compactChunk, expandChunkIds } from "./compact-ids.js";
 
 /**

@@ -7,7 +7,7 @@ import {
   offloadedArtifacts,
   type RetentionPolicy,
   type RetentionResult,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import { type RawBuilder, sql, type Transaction } from "kysely";
 import {
   type ChainContext,

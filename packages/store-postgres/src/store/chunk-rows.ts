@@ -1,5 +1,9 @@
 import type { Chunk } from "@openrath/core";
-import { type CheckpointWrite, offloadedArtifacts, PREVIOUS_CHECKPOINT } from "@openrath/runtime-durable";
+import {
+  type CheckpointWrite,
+  offloadedArtifacts,
+  PREVIOUS_CHECKPOINT,
+} from "@openrath/runtime-durable/store";
 import { type RawBuilder, sql } from "kysely";
 import { type ChainContext, contextAfter, encodeBody, packOps } from "./checkpoint-body.js";
 import type { StoreContext } from "./context.js";

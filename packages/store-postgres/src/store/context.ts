@@ -5,7 +5,7 @@ import {
   type RunRecord,
   type RunStatus,
   type Signal,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { ChainContext } from "./checkpoint-body.js";
 

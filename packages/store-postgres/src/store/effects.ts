@@ -14,7 +14,7 @@ import {
   type RunRecord,
   resolutionOutcome,
   safeToRepeat,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
 import type { StoreContext } from "./context.js";
 import { type Commit, checkExisting, entriesCte, guardCte } from "./journal.js";

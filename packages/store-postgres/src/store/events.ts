@@ -1,5 +1,5 @@
 import type { JsonValue } from "@openrath/core";
-import type { RunEvent } from "@openrath/runtime-durable";
+import type { RunEvent } from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
 import { checkpointEventData, seqGroup } from "./checkpoints.js";
 import type { StoreContext } from "./context.js";

@@ -4,7 +4,7 @@ import {
   type Fence,
   type FinishInput,
   type RunRecord,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
 import { type CheckpointValues, checkpointValues } from "./chunk-rows.js";
 import { eventSignal, grouped, runColumns, type StoreContext, toRun } from "./context.js";

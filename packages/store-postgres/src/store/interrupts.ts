@@ -11,7 +11,7 @@ import {
   type ListInterruptsQuery,
   type Page,
   type RunRecord,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
 import type { StoreContext } from "./context.js";
 import { RollBack } from "./effects.js";

@@ -8,7 +8,7 @@ import {
   type JournalEntry,
   type JournaledInterrupt,
   type LedgeredEffectClass,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import { type RawBuilder, sql } from "kysely";
 import { type StoreContext, toMs } from "./context.js";
 

@@ -1,4 +1,4 @@
-import type { JournalStoreV1 } from "@openrath/runtime-durable";
+import type { JournalStoreV1 } from "@openrath/runtime-durable/store";
 import type { StoreContext } from "./context.js";
 import {
   beginEffect,

@@ -7,7 +7,7 @@ import {
   type RunErrorInfo,
   type RunRecord,
   type RunStatus,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import { type Kysely, sql } from "kysely";
 import { type RunRow, type StoreContext, toRun } from "./context.js";
 import { fenceGuard } from "./transitions.js";

@@ -3,7 +3,7 @@ import {
   type Fence,
   type JournalEntryInput,
   type StepJournalState,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
 import type { StoreContext } from "./context.js";
 import { journalTables, toEntry, toJournaledInterrupt } from "./journal-rows.js";

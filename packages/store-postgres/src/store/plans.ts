@@ -6,7 +6,7 @@ import {
   DurableError,
   type PlanRecord,
   type PlanRevision,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
 import type { StoreContext } from "./context.js";
 

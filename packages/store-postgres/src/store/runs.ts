@@ -8,7 +8,7 @@ import type {
   ListRunsQuery,
   RunRecord,
   RunStatus,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
 import { type ChainRow, chainCte, decodeChain } from "./checkpoints.js";
 import { RUN_COLUMNS, type RunRow, runColumns, type StoreContext, toMs, toRun } from "./context.js";

@@ -1,4 +1,9 @@
-import { DurableError, type RunRecord, type SubmitHooks, type SubmitInput } from "@openrath/runtime-durable";
+import {
+  DurableError,
+  type RunRecord,
+  type SubmitHooks,
+  type SubmitInput,
+} from "@openrath/runtime-durable/store";
 import { type RawBuilder, sql } from "kysely";
 import {
   type CheckpointValues,

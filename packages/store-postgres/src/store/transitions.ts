@@ -12,7 +12,7 @@ import {
   type RunStatus,
   type SweepResult,
   sourcesOf,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import { type RawBuilder, sql } from "kysely";
 import {
   type CheckpointValues,

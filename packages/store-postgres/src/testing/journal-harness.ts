@@ -4,8 +4,8 @@ import {
   type DurableDefinitionSource,
   type DurableRuntime,
   type DurableWorker,
-  type RunStoreV1,
 } from "@openrath/runtime-durable";
+import type { RunStoreV1 } from "@openrath/runtime-durable/store";
 import { afterAll, afterEach } from "vitest";
 import { type PgliteStoreOptions, pgliteStore } from "../postgres-store.js";
 

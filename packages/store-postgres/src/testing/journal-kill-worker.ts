@@ -27,7 +27,8 @@ import { writeSync } from "node:fs";
 import { Agent, defineTool, type ProviderV1, Session } from "@openrath/core";
 // store-postgres does not list the provider as a dev dependency yet; its source is imported by path.
 import { openaiProvider } from "@openrath/provider-openai";
-import { createDurableRuntime, defineWorkflow, type RunStoreV1 } from "@openrath/runtime-durable";
+import { createDurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
+import type { RunStoreV1 } from "@openrath/runtime-durable/store";
 import { pgliteStore, postgresStore } from "../postgres-store.js";
 import { turnOfMessages } from "./fake-openai-server.js";
 

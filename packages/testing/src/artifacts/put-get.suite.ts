@@ -1,5 +1,6 @@
 import { Readable } from "node:stream";
-import { EMPTY_DIGEST, readArtifact, readArtifactText } from "@openrath/runtime-durable";
+import { readArtifact, readArtifactText } from "@openrath/runtime-durable";
+import { EMPTY_DIGEST } from "@openrath/runtime-durable/store";
 import { expect } from "vitest";
 import { drain, pseudoRandomBytes, sha256Hex } from "./internal/bytes.js";
 import { defineGroup } from "./internal/define-group.js";

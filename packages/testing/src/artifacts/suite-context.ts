@@ -1,4 +1,4 @@
-import type { ArtifactCapabilities, ArtifactStoreV1 } from "@openrath/runtime-durable";
+import type { ArtifactCapabilities, ArtifactStoreV1 } from "@openrath/runtime-durable/store";
 import { createSkipList } from "../internal/skip-list.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { Signal } from "@openrath/runtime-durable";
+import type { Signal } from "@openrath/runtime-durable/store";
 import { expect } from "vitest";
 import { describeGroup } from "../internal/describe-group.js";
 import { closeable, type SignalsSuiteContext, until } from "./suite-context.js";

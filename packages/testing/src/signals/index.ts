@@ -1,4 +1,4 @@
-import type { SignalsCapabilities } from "@openrath/runtime-durable";
+import type { SignalsCapabilities } from "@openrath/runtime-durable/store";
 import { describe } from "vitest";
 import { checkSkipKeys } from "../internal/skip-list.js";
 import { deliverySuite } from "./delivery.suite.js";

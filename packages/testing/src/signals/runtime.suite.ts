@@ -5,9 +5,9 @@ import {
   type DurableWorker,
   defineWorkflow,
   type FollowedEvent,
-  type RunStoreV1,
   type StepContext,
 } from "@openrath/runtime-durable";
+import type { RunStoreV1 } from "@openrath/runtime-durable/store";
 import { expect } from "vitest";
 import { describeGroup } from "../internal/describe-group.js";
 import { closeable, type SignalsFixture, type SignalsSuiteContext, until } from "./suite-context.js";

@@ -1,4 +1,4 @@
-import type { RunStoreV1, SignalsCapabilities, SignalsV1 } from "@openrath/runtime-durable";
+import type { RunStoreV1, SignalsCapabilities, SignalsV1 } from "@openrath/runtime-durable/store";
 import { type ConformanceContext, conformanceContext } from "../internal/suite-context.js";
 
 /** A store and the signals under test over it (the store's own, or another backend beside it). */

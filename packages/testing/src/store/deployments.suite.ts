@@ -1,4 +1,5 @@
-import { compilePlan, type DeploymentsV1, defineWorkflow, type RunStoreV1 } from "@openrath/runtime-durable";
+import { compilePlan, defineWorkflow } from "@openrath/runtime-durable";
+import type { DeploymentsV1, RunStoreV1 } from "@openrath/runtime-durable/store";
 import { expect } from "vitest";
 import { describeGroup } from "../internal/describe-group.js";
 import { expectOpenRathError } from "../internal/expect-error.js";

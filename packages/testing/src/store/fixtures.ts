@@ -1,15 +1,13 @@
 import { Session } from "@openrath/core";
+import { type CompiledPlan, compilePlan, defineWorkflow } from "@openrath/runtime-durable";
 import {
   type CheckpointBase,
   type Claim,
-  type CompiledPlan,
-  compilePlan,
-  defineWorkflow,
   encodeCheckpoint,
   type RunRecord,
   type RunStoreV1,
   type SubmitInput,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 
 let counter = 0;
 
@@ -99,7 +97,7 @@ export async function baseOfRun(
 ): Promise<{ base: CheckpointBase; session: Session; sequence: number }> {
   const checkpoint = await store.loadCheckpoint(runId);
   if (!checkpoint) throw new Error(`run ${runId} has no checkpoint`);
-  const { restoreSession, baseOf } = await import("@openrath/runtime-durable");
+  const { restoreSession, baseOf } = await import("@openrath/runtime-durable/store");
   return { base: baseOf(checkpoint), session: restoreSession(checkpoint), sequence: checkpoint.sequence };
 }
 

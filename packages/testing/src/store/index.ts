@@ -1,4 +1,4 @@
-import type { RunStoreCapabilities, RunStoreV1 } from "@openrath/runtime-durable";
+import type { RunStoreCapabilities, RunStoreV1 } from "@openrath/runtime-durable/store";
 import { describe } from "vitest";
 import { checkSkipKeys } from "../internal/skip-list.js";
 import { capabilitiesSuite } from "./capabilities.suite.js";

@@ -5,7 +5,7 @@ import type {
   JournalEntryInput,
   JournalStoreV1,
   RunStoreV1,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import { expect } from "vitest";
 import { claimOne, registeredPlan, sleep, submit } from "./fixtures.js";
 

@@ -1,5 +1,5 @@
 import { Session } from "@openrath/core";
-import { type RunStoreV1, restoreSession } from "@openrath/runtime-durable";
+import { type RunStoreV1, restoreSession } from "@openrath/runtime-durable/store";
 import { expect } from "vitest";
 import { describeGroup } from "../internal/describe-group.js";
 import { expectOpenRathError } from "../internal/expect-error.js";

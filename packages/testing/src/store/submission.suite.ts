@@ -5,7 +5,7 @@ import {
   type RunStoreV1,
   restoreSession,
   type SubmitInput,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import { expect } from "vitest";
 import { describeGroup } from "../internal/describe-group.js";
 import { expectOpenRathError } from "../internal/expect-error.js";

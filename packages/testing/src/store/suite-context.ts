@@ -1,4 +1,4 @@
-import type { RunStoreCapabilities, RunStoreV1 } from "@openrath/runtime-durable";
+import type { RunStoreCapabilities, RunStoreV1 } from "@openrath/runtime-durable/store";
 import { type ConformanceContext, conformanceContext } from "../internal/suite-context.js";
 
 /**

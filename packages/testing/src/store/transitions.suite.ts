@@ -6,7 +6,7 @@ import {
   type RunRecord,
   type RunStatus,
   type RunStoreV1,
-} from "@openrath/runtime-durable";
+} from "@openrath/runtime-durable/store";
 import { expect } from "vitest";
 import { describeGroup } from "../internal/describe-group.js";
 import { expectOpenRathError } from "../internal/expect-error.js";
@@ -140,7 +140,7 @@ export function transitionsSuite(context: StoreSuiteContext): void {
       const store = group.track(await context.create());
       const { run, claim } = await runIn(store, "running");
       const { baseOfRun } = await import("./fixtures.js");
-      const { encodeCheckpoint } = await import("@openrath/runtime-durable");
+      const { encodeCheckpoint } = await import("@openrath/runtime-durable/store");
       const { base, session, sequence } = await baseOfRun(store, run.id);
       const next = session.append({ kind: "assistant", content: "step one" });
       const { write } = encodeCheckpoint(next, base, {

@@ -1,4 +1,4 @@
-import type { ArtifactStoreV1 } from "@openrath/runtime-durable";
+import type { ArtifactStoreV1 } from "@openrath/runtime-durable/store";
 import { describeGroup, type GroupBase } from "../../internal/describe-group.js";
 import { storeOpeners } from "../../internal/store-openers.js";
 import type { ArtifactSuiteContext, ArtifactTamper } from "../suite-context.js";

@@ -1,5 +1,5 @@
 import type { OpenRathError } from "@openrath/core";
-import type { ArtifactErrorCode } from "@openrath/runtime-durable";
+import type { ArtifactErrorCode } from "@openrath/runtime-durable/store";
 import { expectOpenRathError } from "../../internal/expect-error.js";
 
 /** Asserts that `run()` rejects with an artifact error of `code` (see {@link expectOpenRathError}). */
