@@ -28,13 +28,19 @@ type BackendValue =
   | "checkDigest"
   | "checkResolution"
   | "checkTenant"
+  | "contextAfter"
+  | "contextOf"
   | "corrupt"
   | "createArtifactSource"
+  | "decodeBody"
   | "digestOf"
+  | "encodeBody"
   | "encodeCheckpoint"
   | "inProcessSignals"
   | "isChunkRange"
+  | "needsContext"
   | "offloadedArtifacts"
+  | "packOps"
   | "parseArtifactUri"
   | "resolutionOutcome"
   | "restoreSession"
@@ -86,9 +92,18 @@ export type MainArtifactStat = Main.ArtifactStat;
 export type StoreArtifactSweepOptions = Store.ArtifactSweepOptions;
 // @ts-expect-error backend-only: import it from @openrath/runtime-durable/store
 export type MainArtifactSweepOptions = Main.ArtifactSweepOptions;
+export type StoreBodyContent = Store.BodyContent;
+// @ts-expect-error backend-only: import it from @openrath/runtime-durable/store
+export type MainBodyContent = Main.BodyContent;
+export type StoreChainContext = Store.ChainContext;
+// @ts-expect-error backend-only: import it from @openrath/runtime-durable/store
+export type MainChainContext = Main.ChainContext;
 export type StoreCheckpointBase = Store.CheckpointBase;
 // @ts-expect-error backend-only: import it from @openrath/runtime-durable/store
 export type MainCheckpointBase = Main.CheckpointBase;
+export type StoreCheckpointBody = Store.CheckpointBody;
+// @ts-expect-error backend-only: import it from @openrath/runtime-durable/store
+export type MainCheckpointBody = Main.CheckpointBody;
 export type StoreCheckpointRef = Store.CheckpointRef;
 // @ts-expect-error backend-only: import it from @openrath/runtime-durable/store
 export type MainCheckpointRef = Main.CheckpointRef;

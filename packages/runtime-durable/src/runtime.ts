@@ -1,5 +1,5 @@
 import type { JsonObject, Session } from "@openrath/core";
-import { baseOf, encodeCheckpoint, restoreSession } from "./checkpoint-codec.js";
+import { baseOf, encodeCheckpoint, restoreSession } from "./checkpoint/delta-codec.js";
 import type { Deployment, DeploymentsV1, PlanRevision } from "./contract/deployments.js";
 import { DurableError } from "./contract/durable-error.js";
 import type { JournalStoreV1 } from "./contract/journal-store.js";

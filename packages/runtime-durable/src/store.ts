@@ -2,9 +2,10 @@
  * `@openrath/runtime-durable/store`: what a backend of the durable runtime implements and the
  * helpers its implementations share. The contracts (`RunStoreV1` with its capabilities,
  * `JournalStoreV1`, `DeploymentsV1`, `SignalsV1`, `ArtifactStoreV1`) and every record they take
- * and return; the transition table stores encode in their guards; the checkpoint codec (chunk-list
- * deltas against a base); the rules of the journal's records; in-process signals; the artifact
- * ids, sources and stream verification. `@openrath/testing` proves an implementation.
+ * and return; the transition table stores encode in their guards; the checkpoint format (chunk-list
+ * deltas against a base, and the compressed body a store keeps per checkpoint); the rules of the
+ * journal's records; in-process signals; the artifact ids, sources and stream verification.
+ * `@openrath/testing` proves an implementation.
  *
  * Applications import `@openrath/runtime-durable`; a store imports this entry.
  *
@@ -38,6 +39,17 @@ export { DEFAULT_SWEEP_AGE_MS } from "./artifacts/filesystem-artifact-store.js";
 export { OFFLOADED_KEY, type OffloadedString, offloadedArtifacts } from "./artifacts/offload.js";
 export { type VerifyArtifactStreamOptions, verifyArtifactStream } from "./artifacts/verify-stream.js";
 export {
+  type BodyContent,
+  type ChainContext,
+  type CheckpointBody,
+  contextAfter,
+  contextOf,
+  decodeBody,
+  encodeBody,
+  needsContext,
+  packOps,
+} from "./checkpoint/body-codec.js";
+export {
   applyChunkOps,
   baseOf,
   CHAIN_GROWTH_LIMIT,
@@ -48,7 +60,7 @@ export {
   isChunkRange,
   MAX_CHAIN_DEPTH,
   restoreSession,
-} from "./checkpoint-codec.js";
+} from "./checkpoint/delta-codec.js";
 export {
   ArtifactError,
   type ArtifactErrorCode,

@@ -1,5 +1,5 @@
 import { type JsonValue, OpenRathError, Session } from "@openrath/core";
-import { baseOf, type CheckpointBase, encodeCheckpoint, restoreSession } from "../checkpoint-codec.js";
+import { baseOf, type CheckpointBase, encodeCheckpoint, restoreSession } from "../checkpoint/delta-codec.js";
 import { DurableError } from "../contract/durable-error.js";
 import {
   type Claim,

@@ -1,5 +1,5 @@
 import type { Session } from "@openrath/core";
-import type { CheckpointBase } from "../checkpoint-codec.js";
+import type { CheckpointBase } from "../checkpoint/delta-codec.js";
 import type { JournalStoreV1 } from "../contract/journal-store.js";
 import type { Fence, RunRecord } from "../contract/run-records.js";
 

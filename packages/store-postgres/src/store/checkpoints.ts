@@ -1,23 +1,21 @@
 import type { Chunk, LineageNodeJSON } from "@openrath/core";
 import {
+  type ChainContext,
+  type CheckpointBody,
+  contextOf,
   corrupt,
   DurableError,
+  decodeBody,
+  encodeBody,
   isChunkRange,
   type MaterializedCheckpoint,
+  needsContext,
   offloadedArtifacts,
+  packOps,
   type RetentionPolicy,
   type RetentionResult,
 } from "@openrath/runtime-durable/store";
 import { type RawBuilder, sql, type Transaction } from "kysely";
-import {
-  type ChainContext,
-  type CheckpointBody,
-  contextOf,
-  decodeBody,
-  encodeBody,
-  needsContext,
-  packOps,
-} from "./checkpoint-body.js";
 import { chunkFromRow, sessionHeads } from "./chunk-rows.js";
 import { type StoreContext, toMs } from "./context.js";
 import { isUuid } from "./runs.js";

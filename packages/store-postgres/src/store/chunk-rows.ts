@@ -1,11 +1,14 @@
 import type { Chunk } from "@openrath/core";
 import {
+  type ChainContext,
   type CheckpointWrite,
+  contextAfter,
+  encodeBody,
   offloadedArtifacts,
   PREVIOUS_CHECKPOINT,
+  packOps,
 } from "@openrath/runtime-durable/store";
 import { type RawBuilder, sql } from "kysely";
-import { type ChainContext, contextAfter, encodeBody, packOps } from "./checkpoint-body.js";
 import type { StoreContext } from "./context.js";
 
 /** A chunk back from a row of the first format's `chunks` table (its body is the JSON without the id). */

@@ -1,5 +1,6 @@
 import type { JsonObject } from "@openrath/core";
 import {
+  type ChainContext,
   DurableError,
   type RunErrorInfo,
   type RunRecord,
@@ -7,7 +8,6 @@ import {
   type Signal,
 } from "@openrath/runtime-durable/store";
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import type { ChainContext } from "./checkpoint-body.js";
 
 /** What every query module needs: the database, the schema's tables and the notification channels. */
 export interface StoreContext {

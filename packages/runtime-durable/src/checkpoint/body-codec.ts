@@ -1,7 +1,11 @@
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { Chunk, LineageNodeJSON } from "@openrath/core";
-import type { ChunkOp, PlacementJSON } from "@openrath/runtime-durable/store";
+import type { ChunkOp, PlacementJSON } from "../contract/run-records.js";
 import { compactChunk, expandChunkIds } from "./compact-ids.js";
+
+// The stored form of a checkpoint's body, shared by stores: a store keeps the bytes
+// `encodeBody` returns beside the checkpoint's step fields, and reads them back with `decodeBody`.
+// Format bytes are fixed forever (a store's old rows are read with them).
 
 /**
  * Text that checkpoint bodies are full of, given to deflate as a preset dictionary so even a body
@@ -140,7 +144,7 @@ function dictionaryFor(context: ChainContext, compactIds: boolean): Buffer {
   return Buffer.concat([DICTIONARY_1, Buffer.from(text, "utf8")]);
 }
 
-/** What a checkpoint row of the packed format holds in its `body`. */
+/** What a checkpoint's stored body holds. */
 export interface BodyContent {
   readonly sessionId: string;
   /** The chunk ops as stored (see {@link packOps}). */
@@ -151,7 +155,7 @@ export interface BodyContent {
   readonly placement: PlacementJSON | null;
 }
 
-/** A checkpoint row read: its body and its step columns (`step_id`, `next_step`). */
+/** A stored checkpoint read back: its body and the step fields stored beside it. */
 export interface CheckpointBody extends BodyContent {
   readonly stepId: string | null;
   readonly nextStep: string | null;
@@ -216,7 +220,8 @@ export function decodeBody(bytes: Uint8Array, base?: ChainContext): BodyContent 
   } else throw new Error(`unknown body format ${String(format)}`);
   const json = JSON.parse(text) as Record<string, unknown>;
   if (typeof json?.s !== "string") throw new Error("the body has no session id");
-  // A row of the first format, copied by migration 3, holds its columns' JSON texts as strings.
+  // A body of format 0 or 1 written from an older layout may hold its fields' JSON texts as strings
+  // (store-postgres's migration 3 copied its columns so).
   const field = (value: unknown, name: string) => {
     if (typeof value !== "string") return value;
     try {

@@ -1,6 +1,6 @@
 import { Session } from "@openrath/core";
 import { describe, expect, it } from "vitest";
-import { applyChunkOps, CHAIN_GROWTH_LIMIT, encodeCheckpoint, MAX_CHAIN_DEPTH } from "./checkpoint-codec.js";
+import { applyChunkOps, CHAIN_GROWTH_LIMIT, encodeCheckpoint, MAX_CHAIN_DEPTH } from "./delta-codec.js";
 
 describe("the checkpoint codec", () => {
   it("encodes appends as a range plus new ids, merges of forks as ranges, and decodes back", () => {

@@ -1,6 +1,6 @@
 import { type Chunk, type LineageNodeJSON, Session, type SessionJSON } from "@openrath/core";
-import { DurableError } from "./contract/durable-error.js";
-import type { CheckpointWrite, ChunkOp, MaterializedCheckpoint } from "./contract/run-records.js";
+import { DurableError } from "../contract/durable-error.js";
+import type { CheckpointWrite, ChunkOp, MaterializedCheckpoint } from "../contract/run-records.js";
 
 /**
  * Longest base chain over a store that does not report {@link CheckpointBase.chainChunks}: a

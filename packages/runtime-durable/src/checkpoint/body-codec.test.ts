@@ -1,6 +1,6 @@
 import { Session } from "@openrath/core";
 import { describe, expect, it } from "vitest";
-import { contextAfter, contextOf, decodeBody, encodeBody, needsContext, packOps } from "./checkpoint-body.js";
+import { contextAfter, contextOf, decodeBody, encodeBody, needsContext, packOps } from "./body-codec.js";
 import { compactId, expandId } from "./compact-ids.js";
 
 function conversation(turns: number): Session {
