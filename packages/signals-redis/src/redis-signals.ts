@@ -1,3 +1,4 @@
+import { checkOptions } from "@openrath/core/backend";
 import {
   DurableError,
   inProcessSignals,
@@ -8,6 +9,7 @@ import {
 } from "@openrath/runtime-durable/store";
 import { Redis, type RedisOptions } from "ioredis";
 import { notReadyReason, redisTarget, scrub } from "./internal/redis-url.js";
+import { RedisSignalsOptionsSchema } from "./internal/schemas.js";
 import { twinMatcher } from "./internal/twin-matcher.js";
 import { channelOf, decodeSignal, encodeSignal, topicOfChannel } from "./internal/wire.js";
 
@@ -92,19 +94,6 @@ interface TopicEntry {
   readonly fallbackStop: Promise<(() => Promise<void>) | undefined>;
 }
 
-const PREFIX = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
-
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) {
-    throw new DurableError(
-      "invalid_argument",
-      `${name} must be a positive number of milliseconds, got ${value}.`,
-    );
-  }
-  return value;
-}
-
 /** Resolves when `client` next becomes ready. */
 function onceReady(client: Redis): Promise<void> {
   return new Promise((resolve) => client.once("ready", () => resolve()));
@@ -138,32 +127,26 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
  * const signals = redisSignals({ url: process.env.REDIS_URL, fallback: store.signals });
  * const runtime = createDurableRuntime({ store, signals });
  * ```
- * @throws {DurableError} `invalid_argument` for a bad prefix or timeout, or a `url` that is not a
- *   `redis:`/`rediss:` URL with a port in 1 to 65535 (checked before anything connects).
+ * @throws {OpenRathError} `invalid_argument` for a bad or unknown option, such as a bad prefix or
+ *   timeout, or a `url` that is not a `redis:`/`rediss:` URL with a port in 1 to 65535 (checked
+ *   before anything connects; no message shows a password).
  */
 export function redisSignals(options: RedisSignalsOptions = {}): RedisSignals {
-  const prefix = options.prefix ?? "openrath";
-  if (!PREFIX.test(prefix)) {
-    throw new DurableError(
-      "invalid_argument",
-      `A signals prefix is 1 to 64 letters, digits, "_", ".", ":" or "-", starting with a letter or digit; got ${JSON.stringify(prefix)}.`,
-      { details: { prefix } },
-    );
-  }
-  const publishTimeoutMs = positive("publishTimeoutMs", options.publishTimeoutMs, 500);
-  const subscribeTimeoutMs = positive("subscribeTimeoutMs", options.subscribeTimeoutMs, 1000);
-  const maxDelay = positive("maxReconnectDelayMs", options.maxReconnectDelayMs, 1000);
-  const graceMs = positive("fallbackGraceMs", options.fallbackGraceMs, 250);
-  const fallback = options.fallback;
-  // Checked before anything connects; errors name this target, never its password.
-  const target = redisTarget(options.url, options.redis);
+  const settings = checkOptions(RedisSignalsOptionsSchema, options, {
+    backend: "redisSignals",
+    secrets: ["url", "redis"],
+  });
+  const { prefix, publishTimeoutMs, subscribeTimeoutMs, fallback, fallbackGraceMs: graceMs } = settings;
+  const maxDelay = settings.maxReconnectDelayMs;
+  // Errors name this target, never its password.
+  const target = redisTarget(settings.url, settings.redis);
 
   const base: RedisOptions = {
     retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times - 1, 10), maxDelay),
-    ...options.redis,
+    ...settings.redis,
   };
   const connect = (extra: RedisOptions) =>
-    options.url ? new Redis(options.url, { ...base, ...extra }) : new Redis({ ...base, ...extra });
+    settings.url ? new Redis(settings.url, { ...base, ...extra }) : new Redis({ ...base, ...extra });
   // Publishing never waits for a connection: without one it fails at once and goes elsewhere.
   const pub = connect({
     enableOfflineQueue: false,

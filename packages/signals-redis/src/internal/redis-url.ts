@@ -1,4 +1,3 @@
-import { DurableError } from "@openrath/runtime-durable";
 import type { RedisOptions } from "ioredis";
 
 const URL_SHAPE = "redis://[user:password@]host:port[/db] or rediss://…";
@@ -32,49 +31,44 @@ export function redactUrl(text: string): string {
   return shown(colon < 0 ? text : `${text.slice(0, start + colon)}:***${text.slice(at)}`);
 }
 
-function invalid(shown: string, problem: string): DurableError {
-  return new DurableError(
-    "invalid_argument",
-    `The Redis URL ${JSON.stringify(shown)} is not valid: ${problem}. Use ${URL_SHAPE}.`,
-    { details: { url: shown, problem } },
-  );
+/**
+ * What is wrong with a Redis URL, said without its password, or `undefined` when it is a
+ * `redis:`/`rediss:` URL with a host, a port in 1 to 65535 and a numeric database. Checked before
+ * anything connects: ioredis would take `http://h` for a host named "http".
+ */
+export function redisUrlProblem(url: string): string | undefined {
+  if (url.trim() === "") return `a Redis URL must be a non-empty string; use ${URL_SHAPE}`;
+  const shown = redactUrl(url);
+  const problem = (what: string) =>
+    `the Redis URL ${JSON.stringify(shown)} is not valid: ${what}; use ${URL_SHAPE}`;
+  const port = /^[^:/?#]+:\/\/(?:[^/?#]*@)?(?:\[[^\]]*\]|[^:/?#@]*):(\d+)(?:[/?#]|$)/.exec(url)?.[1];
+  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) {
+    return problem(`port ${port} is out of range (1 to 65535)`);
+  }
+  if (!URL.canParse(url) || !url.includes("://")) return problem("it is not a URL");
+  const parsed = new URL(url);
+  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") {
+    return problem(`the scheme "${parsed.protocol}" is not "redis:" or "rediss:"`);
+  }
+  if (!parsed.hostname) return problem("it names no host");
+  const db = parsed.pathname.replace(/^\//, "");
+  if (db !== "" && !/^\d+$/.test(db)) return problem(`the database "${db}" is not a number`);
+  return undefined;
 }
 
 /**
- * Checks the signals' Redis URL before anything connects (ioredis would take `http://h` for a host
- * named "http") and says where they connect.
- *
- * @throws {DurableError} `invalid_argument` for text that is not a URL, a scheme other than
- *   `redis:` or `rediss:`, a port outside 1 to 65535 or a database that is not a number.
+ * Where the signals connect (a URL {@link redisUrlProblem} accepted, or the `redis` options' host
+ * and port), and the passwords to keep out of messages.
  */
-export function redisTarget(url: unknown, redis: RedisOptions = {}): RedisTarget {
+export function redisTarget(url: string | undefined, redis: RedisOptions = {}): RedisTarget {
   const secrets = typeof redis.password === "string" && redis.password ? [redis.password] : [];
   if (url === undefined) {
     const host = redis.host ?? "127.0.0.1";
     return { url: `redis://${host.includes(":") ? `[${host}]` : host}:${redis.port ?? 6379}`, secrets };
   }
-  if (typeof url !== "string" || url.trim() === "") {
-    throw new DurableError(
-      "invalid_argument",
-      `A Redis URL must be a non-empty string, got ${url === "" ? "an empty string" : typeof url}. Use ${URL_SHAPE}.`,
-      { details: { problem: "not a string" } },
-    );
-  }
-  const shown = redactUrl(url);
-  const port = /^[^:/?#]+:\/\/(?:[^/?#]*@)?(?:\[[^\]]*\]|[^:/?#@]*):(\d+)(?:[/?#]|$)/.exec(url)?.[1];
-  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) {
-    throw invalid(shown, `port ${port} is out of range (1 to 65535)`);
-  }
-  if (!URL.canParse(url) || !url.includes("://")) throw invalid(shown, "it is not a URL");
   const parsed = new URL(url);
-  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") {
-    throw invalid(shown, `the scheme "${parsed.protocol}" is not "redis:" or "rediss:"`);
-  }
-  if (!parsed.hostname) throw invalid(shown, "it names no host");
-  const db = parsed.pathname.replace(/^\//, "");
-  if (db !== "" && !/^\d+$/.test(db)) throw invalid(shown, `the database "${db}" is not a number`);
   if (parsed.password) secrets.push(parsed.password, decodeURIComponent(parsed.password));
-  return { url: shown, secrets };
+  return { url: redactUrl(url), secrets };
 }
 
 /** Why Redis is not ready, from the last error a connection reported. */
