@@ -10,6 +10,7 @@ import {
   S3Client,
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
+import { checkOptions } from "@openrath/core/backend";
 import {
   type ArtifactCapabilities,
   ArtifactError,
@@ -24,12 +25,9 @@ import {
 import { keyLayout } from "./internal/keys.js";
 import { isNotFound, mapS3Error, nameOf, statusOf } from "./internal/s3-errors.js";
 import { headObject, type PutContext, putObject } from "./internal/s3-put.js";
+import { S3ArtifactStoreOptionsSchema } from "./internal/schemas.js";
 
-/** S3's smallest part (except the last) of a multipart upload. */
-export const MIN_PART_SIZE_BYTES = 5 * 1024 * 1024;
-/** The largest object a single server-side copy handles, and so this store's limit. */
-export const MAX_S3_OBJECT_BYTES = 5 * 1024 ** 3;
-const MIB = 1024 * 1024;
+export { MAX_S3_OBJECT_BYTES, MIN_PART_SIZE_BYTES } from "./internal/schemas.js";
 
 /** Explicit S3 credentials. */
 export interface S3ArtifactCredentials {
@@ -116,48 +114,26 @@ export interface S3ArtifactStoreOptions {
  * ```
  */
 export function s3ArtifactStore(options: S3ArtifactStoreOptions): ArtifactStoreV1 {
-  const bucket = options?.bucket;
-  if (typeof bucket !== "string" || bucket === "") {
-    throw new ArtifactError(
-      "invalid_argument",
-      `s3ArtifactStore needs a bucket name, got ${JSON.stringify(bucket)}.`,
-    );
-  }
-  const keys = keyLayout(options.prefix ?? "openrath");
-  const partSizeBytes = positive("partSizeBytes", options.partSizeBytes ?? 8 * MIB);
-  if (partSizeBytes < MIN_PART_SIZE_BYTES) {
-    throw new ArtifactError(
-      "invalid_argument",
-      `partSizeBytes must be at least 5 MiB (${MIN_PART_SIZE_BYTES}), S3's smallest part; got ${partSizeBytes}.`,
-    );
-  }
-  const multipartThresholdBytes = positive(
-    "multipartThresholdBytes",
-    options.multipartThresholdBytes ?? 8 * MIB,
-  );
-  const queueSize = positive("queueSize", options.queueSize ?? 4);
-  const maxBytes = positive("maxBytes", options.maxBytes ?? MAX_S3_OBJECT_BYTES);
-  if (maxBytes > MAX_S3_OBJECT_BYTES) {
-    throw new ArtifactError(
-      "invalid_argument",
-      `maxBytes must be at most 5 GiB (${MAX_S3_OBJECT_BYTES}), the largest object one server-side copy handles; got ${maxBytes}.`,
-    );
-  }
-  const listPageSize = positive("listPageSize", options.listPageSize ?? 1000);
-  const ownsClient = options.client === undefined;
+  const settings = checkOptions(S3ArtifactStoreOptionsSchema, options, {
+    backend: "s3ArtifactStore",
+    secrets: ["clientConfig"],
+  });
+  const { bucket, partSizeBytes, multipartThresholdBytes, queueSize, maxBytes, listPageSize } = settings;
+  const keys = keyLayout(settings.prefix);
+  const ownsClient = settings.client === undefined;
   const client =
-    options.client ??
+    settings.client ??
     new S3Client({
       // Checksums are ours to choose: SHA-256 on every upload, set explicitly, and our own SHA-256
       // check on every read (the SDK's default CRC32 trailers are not understood by every
       // S3-compatible server).
       requestChecksumCalculation: "WHEN_REQUIRED",
       responseChecksumValidation: "WHEN_REQUIRED",
-      ...options.clientConfig,
-      region: options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "us-east-1",
-      ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
-      forcePathStyle: options.forcePathStyle ?? false,
-      ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+      ...settings.clientConfig,
+      region: settings.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "us-east-1",
+      ...(settings.endpoint === undefined ? {} : { endpoint: settings.endpoint }),
+      forcePathStyle: settings.forcePathStyle ?? false,
+      ...(settings.credentials === undefined ? {} : { credentials: settings.credentials }),
     });
   const context: PutContext = {
     client,
@@ -366,11 +342,3 @@ function statOf(tenant: string, digest: string, size: number, modifiedAt: number
 }
 
 async function* emptyBody(): AsyncGenerator<Uint8Array> {}
-
-function positive(name: string, value: unknown): number {
-  if (typeof value === "number" && Number.isSafeInteger(value) && value > 0) return value;
-  throw new ArtifactError(
-    "invalid_argument",
-    `${name} must be a positive integer, got ${JSON.stringify(value)}.`,
-  );
-}

@@ -1,4 +1,4 @@
-import { ArtifactError, DIGEST_PATTERN, TENANT_PATTERN } from "@openrath/runtime-durable/store";
+import { DIGEST_PATTERN, TENANT_PATTERN } from "@openrath/runtime-durable/store";
 
 /** Characters a key prefix may use, per `/`-separated segment. */
 const PREFIX_SEGMENT = /^[A-Za-z0-9_.-]+$/;
@@ -23,27 +23,25 @@ export interface KeyLayout {
   parse(key: string): { readonly tenant: string; readonly digest: string } | undefined;
 }
 
-/**
- * The key layout for `prefix`: `""` for the bucket root, else `/`-separated segments of
- * `A-Z a-z 0-9 _ . -` (no empty, `.` or `..` segment; leading and trailing `/` are dropped).
- *
- * @throws {ArtifactError} `invalid_argument` for any other prefix.
- */
-export function keyLayout(prefix: string): KeyLayout {
-  if (typeof prefix !== "string") {
-    throw new ArtifactError("invalid_argument", `The key prefix must be a string, got ${typeof prefix}.`);
-  }
+/** The `/`-separated segments of a key prefix, leading and trailing `/` dropped. */
+function segmentsOf(prefix: string): string[] {
   const trimmed = prefix.replace(/^\/+|\/+$/g, "");
-  const segments = trimmed === "" ? [] : trimmed.split("/");
-  for (const segment of segments) {
-    if (!PREFIX_SEGMENT.test(segment) || segment === "." || segment === "..") {
-      throw new ArtifactError(
-        "invalid_argument",
-        `Invalid key prefix ${JSON.stringify(prefix)}: each "/"-separated segment must be non-empty, use only A-Z, a-z, 0-9, "_", "." and "-", and not be "." or "..".`,
-        { details: { prefix } },
-      );
-    }
-  }
+  return trimmed === "" ? [] : trimmed.split("/");
+}
+
+/**
+ * Whether `prefix` is a key prefix: `""` for the bucket root, else `/`-separated segments of
+ * `A-Z a-z 0-9 _ . -` (no empty, `.` or `..` segment; leading and trailing `/` are dropped).
+ */
+export function isKeyPrefix(prefix: string): boolean {
+  return segmentsOf(prefix).every(
+    (segment) => PREFIX_SEGMENT.test(segment) && segment !== "." && segment !== "..",
+  );
+}
+
+/** The key layout for a prefix {@link isKeyPrefix} accepts (the options' schema checks it). */
+export function keyLayout(prefix: string): KeyLayout {
+  const segments = segmentsOf(prefix);
   const base = segments.length === 0 ? "" : `${segments.join("/")}/`;
   return {
     base,
