@@ -2,10 +2,25 @@
 /**
  * Checks that every published package under `packages/*` has the shape the house style asks for:
  * its manifest (name, license, module type, engines, sideEffects, exports with the source condition
- * first), a tsup entry per export, core as a `workspace:>=0.1.0 <1.0.0` peer of every adapter, a `./register`
- * entry that types the key it registers (it reaches a `declare module "@openrath/core"` augmenting
- * `SandboxBackends` or `MemoryBackends`), and a core main entry that runs in a browser (no `node:`
- * module or Node builtin reachable from `src/index.ts`).
+ * first), a tsup entry per export, core as a `workspace:>=0.1.0 <1.0.0` peer of every adapter, a
+ * core main entry that runs in a browser (no `node:` module or Node builtin reachable from
+ * `src/index.ts`), and:
+ *
+ * - The registry keys in one place. An adapter that types a key (`declare module "@openrath/core"
+ *   { interface SandboxBackends | MemoryBackends { <key>: <Spec> } }`) declares it once, at the
+ *   end of its factory's file: the file its `./register` entry imports the factory it registers
+ *   from (`local-sandbox.ts`, `docker-sandbox.ts`, `bm25-memory.ts`). The register entry also
+ *   re-exports a type from that file (`export type { LocalSandboxSpec } from "./local-sandbox.js"`),
+ *   since the declaration bundler drops a value import, so importing only `…/register` types
+ *   `session.to("<key>")`. Test files and `src/testing/` are not looked at.
+ * - One README layout. `README.md` starts with `# <package name>`; its `##` headings (outside code
+ *   blocks) hold these six, exactly as written, once each and in this order: `## Install`,
+ *   `## Example`, `## Options`, `## Behaviour`, `## Limits`, `## Testing`. `## Install` is the
+ *   first `##` heading and `## Testing` the last; other `##` sections (`## Errors`, a package's
+ *   own topics) may stand between them, and `###` subsections anywhere. Install names the install
+ *   command (`pnpm add …`, in a code block or inline) and Example holds a fenced code block (the
+ *   example that runs). A section with nothing to say still exists and says so in a line (a package
+ *   with no options of its own points at where its settings are).
  *
  * Usage: `node tooling/scripts/check-package-shape.mjs [root]`, where `root` is the repository to
  * check (default: the one this script lives in). Prints one `package-shape: <package>: <problem>`
@@ -50,20 +65,23 @@ function tsupEntries(source) {
   return entries;
 }
 
-/** Static `import`/`export ... from` specifiers at statement starts, plus dynamic `import("...")`. */
+/**
+ * Static `import`/`export ... from` specifiers at statement starts, plus dynamic `import("...")`:
+ * `{ specifier, typeOnly, statement }`, `statement` being `import` or `export`.
+ */
 function importsOf(source) {
   const found = [];
   // Statement-level only: the clause before `from` holds names, braces, commas, `*`, `as` and
   // `type`, never a string, so JSDoc examples (lines starting with `*`) and messages are skipped.
   const statement = /^[ \t]*(import|export)\s+(type\s+)?(?:[\w$*\s{},]+?\s+from\s*)?["']([^"'\n]+)["']/gm;
   for (const m of source.matchAll(statement)) {
-    found.push({ specifier: m[3], typeOnly: m[2] !== undefined });
+    found.push({ specifier: m[3], typeOnly: m[2] !== undefined, statement: m[1] });
   }
   for (const line of source.split("\n")) {
     const code = line.trimStart();
     if (code.startsWith("*") || code.startsWith("//") || code.startsWith("/*")) continue;
     for (const m of code.matchAll(/\bimport\s*\(\s*["']([^"'\n]+)["']\s*\)/g)) {
-      found.push({ specifier: m[1], typeOnly: false });
+      found.push({ specifier: m[1], typeOnly: false, statement: "import" });
     }
   }
   return found;
@@ -149,44 +167,184 @@ function augmentedKeys(text) {
   return found;
 }
 
+/** Source files under `dir` that are not tests nor test helpers (`*.test.ts`, `*.test-d.ts`, `src/testing/`). */
+function sourceFiles(dir) {
+  const out = [];
+  const walk = (at) => {
+    if (!existsSync(at)) return;
+    for (const entry of readdirSync(at, { withFileTypes: true })) {
+      const path = join(at, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== "testing" && entry.name !== "node_modules") walk(path);
+      } else if (/\.[cm]?tsx?$/.test(entry.name) && !/\.test(-d)?\.[cm]?tsx?$/.test(entry.name)) {
+        out.push(path);
+      }
+    }
+  };
+  walk(join(dir, "src"));
+  return out.sort();
+}
+
 /**
- * A `./register` entry must type the key it registers: importing only `@openrath/<adapter>/register`
- * has to make `session.to("<key>")` (or `memory: "<key>"`) compile, so some file the entry reaches
- * through its relative imports (type-only ones count: TypeScript loads them too) must augment
- * `SandboxBackends` (for `registerSandbox`) or `MemoryBackends` (for `registerMemory`).
+ * The registry keys in one place: the file that declares an adapter's keys is the one its
+ * `./register` entry imports the factory from, no other file declares any, and the register entry
+ * re-exports a type from it, so that importing only the register entry types the key (the
+ * `interface` augmented must match what it registers: `SandboxBackends` for `registerSandbox`,
+ * `MemoryBackends` for `registerMemory`).
  */
-function checkRegisterTypesKey(pkg, dir, entry) {
-  const start = resolve(dir, entry);
+function checkRegistryKeys(pkg, dir, registerSource) {
+  const rel = (file) => relative(dir, file).split("\\").join("/");
+  const declaring = sourceFiles(dir)
+    .map((file) => ({ file, keys: augmentedKeys(readFileSync(file, "utf8")) }))
+    .filter(({ keys }) => keys.size > 0);
+  if (registerSource === undefined) {
+    for (const { file } of declaring) {
+      report(
+        pkg,
+        `${rel(file)} declares module "@openrath/core" registry keys but the package has no "./register" export; an adapter that types a key registers it from a ./register entry`,
+      );
+    }
+    return;
+  }
+  const start = resolve(dir, registerSource);
   if (!isFile(start)) return;
   const source = readFileSync(start, "utf8");
   const wanted = [];
   if (/\bregisterSandbox\s*\(/.test(source)) wanted.push("SandboxBackends");
   if (/\bregisterMemory\s*\(/.test(source)) wanted.push("MemoryBackends");
   if (wanted.length === 0) {
-    report(pkg, `export "./register" (${entry}) calls neither registerSandbox nor registerMemory`);
+    report(pkg, `export "./register" (${registerSource}) calls neither registerSandbox nor registerMemory`);
     return;
   }
-  const seen = new Set([start]);
-  const queue = [start];
-  const declared = new Set();
-  for (let i = 0; i < queue.length; i++) {
-    const text = i === 0 ? source : readFileSync(queue[i], "utf8");
-    for (const key of augmentedKeys(text)) declared.add(key);
-    for (const { specifier } of importsOf(text)) {
-      if (!specifier.startsWith(".")) continue;
-      const target = resolveRelative(queue[i], specifier);
-      if (target !== undefined && !seen.has(target)) {
-        seen.add(target);
-        queue.push(target);
-      }
+  const imports = importsOf(source).filter(({ specifier }) => specifier.startsWith("."));
+  const factoryFiles = [
+    ...new Set(
+      imports
+        .filter(({ statement, typeOnly }) => statement === "import" && !typeOnly)
+        .map(({ specifier }) => resolveRelative(start, specifier))
+        .filter((file) => file !== undefined),
+    ),
+  ];
+  if (factoryFiles.length !== 1) {
+    report(
+      pkg,
+      `export "./register" (${registerSource}) imports values from ${factoryFiles.length === 0 ? "no file of the package" : factoryFiles.map(rel).join(", ")}; it imports the factory it registers from one file, its factory's file, which declares the key`,
+    );
+    return;
+  }
+  const [factory] = factoryFiles;
+  const there = declaring.find(({ file }) => file === factory);
+  for (const { file } of declaring) {
+    if (file !== factory) {
+      report(
+        pkg,
+        `${rel(file)} declares module "@openrath/core" registry keys; declare them in one place, at the end of ${rel(factory)} (the file ./register imports its factory from), as every adapter does`,
+      );
     }
   }
   for (const name of wanted) {
-    if (!declared.has(name)) {
+    if (!there?.keys.has(name)) {
       report(
         pkg,
-        `export "./register" (${entry}) does not type its key: no file it imports declares module "@openrath/core" { interface ${name} { <key>: <Spec> } }, so importing only the register entry leaves the key untyped; import the file that declares it (for example import "./index.js") or move the declaration next to the factory it registers`,
+        `export "./register" (${registerSource}) does not type its key: ${rel(factory)}, the file it imports its factory from, must declare module "@openrath/core" { interface ${name} { <key>: <Spec> } }`,
       );
+    }
+  }
+  const reexports = imports.some(
+    ({ statement, typeOnly, specifier }) =>
+      statement === "export" && typeOnly && resolveRelative(start, specifier) === factory,
+  );
+  if (!reexports) {
+    report(
+      pkg,
+      `export "./register" (${registerSource}) re-exports no type from ${rel(factory)}: add export type { <Spec> } from "./${rel(
+        factory,
+      )
+        .replace(/^src\//, "")
+        .replace(/\.ts$/, ".js")}", or its built declarations drop the file that types the key`,
+    );
+  }
+}
+
+/** The README layout every package follows; see the header of this script. */
+const README_SECTIONS = ["Install", "Example", "Options", "Behaviour", "Limits", "Testing"];
+const INSTALL_COMMAND = /\b(?:pnpm add|npm install|npm i|yarn add)\b/;
+
+/** `## ` sections of a Markdown text outside fenced code blocks: `{ title, line, hasCode, text }`. */
+function readmeSections(text) {
+  const sections = [];
+  let fence;
+  let first;
+  text.split("\n").forEach((raw, index) => {
+    const line = raw.trimEnd();
+    if (sections.length > 0) sections[sections.length - 1].text += `${line}\n`;
+    const marker = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+    if (marker !== undefined) {
+      if (fence === undefined) {
+        fence = marker;
+        if (sections.length > 0) sections[sections.length - 1].hasCode = true;
+      } else if (
+        line.trim().startsWith(fence[0].repeat(fence.length)) &&
+        line.trim().replace(/[`~]/g, "") === ""
+      ) {
+        fence = undefined;
+      }
+      return;
+    }
+    if (fence !== undefined) return;
+    if (first === undefined && line.trim() !== "") first = line;
+    const heading = /^## (.*)$/.exec(line);
+    if (heading) sections.push({ title: heading[1].trim(), line: index + 1, hasCode: false, text: "" });
+  });
+  return { first, sections };
+}
+
+function checkReadme(pkg, dir, name) {
+  const path = join(dir, "README.md");
+  if (!isFile(path)) {
+    report(pkg, `has no README.md; write one with ${README_SECTIONS.map((t) => `## ${t}`).join(", ")}`);
+    return;
+  }
+  const { first, sections } = readmeSections(readFileSync(path, "utf8"));
+  if (name !== undefined && first !== `# ${name}`) {
+    report(pkg, `README.md starts with ${json(first ?? "")}; expected "# ${name}"`);
+  }
+  const titles = sections.map((section) => section.title);
+  const missing = README_SECTIONS.filter((title) => !titles.includes(title));
+  if (missing.length > 0) {
+    const near = (title) =>
+      titles.find((t) => t.toLowerCase().startsWith(title.toLowerCase().slice(0, 4)) && t !== title);
+    report(
+      pkg,
+      `README.md has no ${missing
+        .map((title) => `"## ${title}"${near(title) ? ` (it has "## ${near(title)}")` : ""}`)
+        .join(", ")}; every README has ${README_SECTIONS.map((t) => `## ${t}`).join(", ")}, in that order`,
+    );
+  }
+  for (const title of README_SECTIONS) {
+    const count = titles.filter((t) => t === title).length;
+    if (count > 1) report(pkg, `README.md has "## ${title}" ${count} times; once`);
+  }
+  const order = titles.filter((title) => README_SECTIONS.includes(title));
+  const expected = README_SECTIONS.filter((title) => titles.includes(title));
+  if (missing.length === 0 && json(order) !== json(expected)) {
+    report(
+      pkg,
+      `README.md's sections are in the order ${order.join(", ")}; expected ${README_SECTIONS.join(", ")}`,
+    );
+  }
+  if (missing.length === 0 && titles[0] !== "Install") {
+    report(pkg, `README.md's first section is "## ${titles[0]}"; "## Install" comes first`);
+  }
+  if (missing.length === 0 && titles[titles.length - 1] !== "Testing") {
+    report(pkg, `README.md's last section is "## ${titles[titles.length - 1]}"; "## Testing" comes last`);
+  }
+  for (const section of sections) {
+    if (section.title === "Example" && !section.hasCode) {
+      report(pkg, `README.md's "## Example" (line ${section.line}) holds no code block`);
+    }
+    if (section.title === "Install" && !INSTALL_COMMAND.test(section.text)) {
+      report(pkg, `README.md's "## Install" (line ${section.line}) names no install command (pnpm add …)`);
     }
   }
 }
@@ -303,6 +461,8 @@ function checkPackage(dirName, dir) {
     }
   }
 
+  checkReadme(pkg, dir, name);
+
   if (isCore) {
     for (const field of ["dependencies", "peerDependencies", "optionalDependencies"]) {
       const deps = manifest[field];
@@ -317,7 +477,7 @@ function checkPackage(dirName, dir) {
     checkPortableEntry(pkg, dir, typeof main === "string" ? main : "./src/index.ts");
   } else {
     const register = exportsField?.["./register"]?.["@openrath/source"];
-    if (typeof register === "string") checkRegisterTypesKey(pkg, dir, register);
+    checkRegistryKeys(pkg, dir, typeof register === "string" ? register : undefined);
     const listed = DEPENDENCY_FIELDS.filter((field) => manifest[field]?.[CORE] !== undefined);
     if (listed.length > 0) {
       const peer = manifest.peerDependencies?.[CORE];
