@@ -87,6 +87,8 @@ function isSecretName(name: string): boolean {
     .split(/[^a-z0-9]+/);
   return words.some((word) => SECRET_WORDS.has(word));
 }
+
+/** The most characters of a value a message shows. */
 const MAX_SHOWN = 80;
 
 /**
