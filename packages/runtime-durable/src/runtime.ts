@@ -9,6 +9,7 @@ import type {
   RunEvent,
   RunRecord,
   SubmitInput,
+  SubmitResult,
 } from "./contract/run-records.js";
 import type { RunStoreV1 } from "./contract/run-store.js";
 import type { SignalsV1 } from "./contract/signals.js";
@@ -17,6 +18,7 @@ import { type CompiledPlan, compilePlan } from "./definition/compile.js";
 import { type DurableDefinitionSource, definitionOf } from "./definition/durable-workflow.js";
 import { EffectOperations } from "./effects/effect-operations.js";
 import { canonicalJson, sha256 } from "./internal/canonical.js";
+import { fastPathsOf } from "./internal/fast-paths.js";
 import {
   checkIdentifier,
   checkJsonObject,
@@ -338,13 +340,14 @@ export class DurableRuntime {
       ...(notBefore === undefined ? {} : { notBefore }),
       ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
     });
+    const fast = fastPathsOf(this.store);
     // A worker of this runtime with a free slot for the plan: the submission claims the run for it
     // (in its own transaction, when the run may start at once), so the run starts without a claim.
     // Only on a store for several processes: on an embedded one (one connection, every statement
     // in turn) a claim is cheap and a busy worker does better to take the runs queued meanwhile in
-    // one claim and to end them in shared statements (ADR 0018, "Throughput, fifth pass").
+    // one claim and to end them in shared statements (ADR 0018).
     const local =
-      this.store.capabilities.claimOnSubmit === true &&
+      fast.claimOnSubmit &&
       this.store.capabilities.multiProcess &&
       (notBefore === undefined || notBefore <= Date.now())
         ? [...this.workers].find((worker) => worker.reserveSlot(planHash))
@@ -354,9 +357,10 @@ export class DurableRuntime {
     const settle = this.submitted.begin(tenantId, session.id);
     const startedAt = performance.now();
     try {
-      // A session this runtime has not seen checkpointed is tried as a new one first (one round
-      // trip); the store refuses if it has a head after all, and the submission is encoded against it.
-      let result: { readonly run: RunRecord; readonly created: boolean } | undefined;
+      // The plain path encodes the session against its head in the store and submits. A session this
+      // runtime has not seen checkpointed is tried as a new one first (one round trip) where the
+      // store has that fast path; it refuses if it has a head after all, and the plain path follows.
+      let result: SubmitResult | undefined;
       let encoded = encodeCheckpoint(session, null, fields);
       // The run claimed for `local` starts as soon as its submission has committed, with the
       // session in memory (on a server, while the submission still waits for its WAL flush).
@@ -376,16 +380,20 @@ export class DurableRuntime {
         });
       };
       const hooks = local ? { onCommitted: adopt } : undefined;
-      const submitInput = (checkpoint: CheckpointWrite) => ({
-        ...input(checkpoint),
-        ...(claim ? { claim } : {}),
-      });
-      if (this.store.submitIfNew && !this.checkpointed.has(session.id))
-        result = await this.store.submitIfNew(submitInput(encoded.write), sessionIds, hooks);
+      const submitNew = (checkpoint: CheckpointWrite) =>
+        claim
+          ? fast.claimOnSubmit?.submitIfNew?.(input(checkpoint), sessionIds, claim, hooks)
+          : fast.newSessionSubmit?.submitIfNew(input(checkpoint), sessionIds, hooks);
+      const submitEncoded = (checkpoint: CheckpointWrite) =>
+        claim && fast.claimOnSubmit
+          ? fast.claimOnSubmit.submit(input(checkpoint), claim, hooks)
+          : this.store.submit(input(checkpoint), hooks);
+      if (fast.newSessionSubmit && !this.checkpointed.has(session.id))
+        result = await submitNew(encoded.write);
       if (result === undefined) {
         const head = await this.store.findSessionHead(tenantId, sessionIds);
         encoded = encodeCheckpoint(session, head ? baseOf(head) : null, fields);
-        result = await this.store.submit(submitInput(encoded.write), hooks);
+        result = await submitEncoded(encoded.write);
       }
       this.checkpointed.add(session.id);
       const { run, created } = result;
@@ -562,7 +570,8 @@ export class DurableRuntime {
     // A run submitted here that the signals heard nothing end or park since: its next signal is
     // awaited without reading it first.
     const since = this.submittedAt.get(runId);
-    let unread = since !== undefined && this.signals.heard?.(runId, since) === null;
+    const heard = this.signals.capabilities.heardRuns === true ? this.signals.heardRuns : undefined;
+    let unread = since !== undefined && heard?.heard(runId, since) === null;
     try {
       for (;;) {
         options.signal?.throwIfAborted();

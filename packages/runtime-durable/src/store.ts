@@ -89,6 +89,12 @@ export {
   type LedgeredEffectClass,
   type ListEffectsQuery,
 } from "./contract/effect-records.js";
+export type {
+  ClaimOnSubmitV1,
+  GroupCommitV1,
+  NewSessionSubmitV1,
+  SubmitClaim,
+} from "./contract/fast-paths.js";
 export {
   DECISION_KINDS,
   type DecisionInput,
@@ -132,10 +138,12 @@ export {
   type RunEvent,
   type RunRecord,
   type SubmitInput,
+  type SubmitResult,
   type SweepResult,
 } from "./contract/run-records.js";
 export type { RunStoreCapabilities, RunStoreV1, SubmitHooks } from "./contract/run-store.js";
 export {
+  type HeardRunsV1,
   type Signal,
   type SignalsCapabilities,
   type SignalsV1,

@@ -19,7 +19,7 @@ describeSignalsConformance({
     const store = await pgliteStore({ db: await db, schema: liteSchema });
     return { store, signals: store.signals };
   },
-  capabilities: { crossProcess: false, livePayloads: false },
+  capabilities: { crossProcess: false, livePayloads: false, heardRuns: true },
 });
 
 if (postgres.available) {
@@ -35,7 +35,7 @@ if (postgres.available) {
       const store = await postgresStore({ connectionString: POSTGRES_URL, schema });
       return { store, signals: store.signals };
     },
-    capabilities: { crossProcess: true, livePayloads: false },
+    capabilities: { crossProcess: true, livePayloads: false, heardRuns: true },
   });
 } else {
   describe.skip(`signals conformance: postgres (${postgres.reason})`, () => {

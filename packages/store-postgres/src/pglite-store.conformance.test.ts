@@ -23,7 +23,9 @@ describeStoreConformance({
     retention: true,
     tenantLimits: true,
     journal: true,
-    claimOnSubmit: true,
     deployments: true,
+    groupCommit: true,
+    newSessionSubmit: true,
+    claimOnSubmit: true,
   },
 });

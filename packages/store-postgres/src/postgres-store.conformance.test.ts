@@ -21,8 +21,10 @@ if (postgres.available) {
       retention: true,
       tenantLimits: true,
       journal: true,
-      claimOnSubmit: true,
       deployments: true,
+      groupCommit: true,
+      newSessionSubmit: true,
+      claimOnSubmit: true,
     },
   });
 } else {

@@ -2,9 +2,12 @@ import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import {
+  type ClaimOnSubmitV1,
   type DeploymentsV1,
   DurableError,
+  type GroupCommitV1,
   type JournalStoreV1,
+  type NewSessionSubmitV1,
   type RunRecord,
   type RunStoreCapabilities,
   type RunStoreV1,
@@ -126,8 +129,10 @@ const CAPABILITIES_SERVER: RunStoreCapabilities = Object.freeze({
   retention: true,
   tenantLimits: true,
   journal: true,
-  claimOnSubmit: true,
   deployments: true,
+  groupCommit: true,
+  newSessionSubmit: true,
+  claimOnSubmit: true,
 });
 
 const CAPABILITIES_EMBEDDED: RunStoreCapabilities = Object.freeze({
@@ -191,15 +196,27 @@ class KyselyRunStore implements RunStoreV1 {
   getPlan: RunStoreV1["getPlan"] = (hash) => this.run(() => getPlan(this.c, hash));
 
   submit: RunStoreV1["submit"] = (input, hooks) =>
-    this.run(async () => {
-      checkClaim(input);
-      return (await this.submissions.call({ input, ...(hooks ? { hooks } : {}) }))!;
-    });
-  submitIfNew: NonNullable<RunStoreV1["submitIfNew"]> = (input, sessionIds, hooks) =>
-    this.run(async () => {
-      checkClaim(input);
-      return this.submissions.call({ input, unlessHeads: sessionIds, ...(hooks ? { hooks } : {}) });
-    });
+    this.run(async () => (await this.submissions.call({ input, ...(hooks ? { hooks } : {}) }))!);
+  /** A new session's submission in one statement (capability `newSessionSubmit`). */
+  readonly newSessionSubmit: NewSessionSubmitV1 = {
+    specVersion: "v1",
+    submitIfNew: (input, sessionIds, hooks) =>
+      this.run(() => this.submissions.call({ input, unlessHeads: sessionIds, ...(hooks ? { hooks } : {}) })),
+  };
+  /** Submissions that create their run claimed for a worker (capability `claimOnSubmit`). */
+  readonly claimOnSubmit: ClaimOnSubmitV1 = {
+    specVersion: "v1",
+    submit: (input, claim, hooks) =>
+      this.run(async () => {
+        checkClaim(claim);
+        return (await this.submissions.call({ input, claim, ...(hooks ? { hooks } : {}) }))!;
+      }),
+    submitIfNew: (input, sessionIds, claim, hooks) =>
+      this.run(async () => {
+        checkClaim(claim);
+        return this.submissions.call({ input, unlessHeads: sessionIds, claim, ...(hooks ? { hooks } : {}) });
+      }),
+  };
   getRun: RunStoreV1["getRun"] = (runId, tenantId) => this.run(() => getRun(this.c, runId, tenantId));
   listRuns: RunStoreV1["listRuns"] = (query) => this.run(() => listRuns(this.c, query));
   claim: RunStoreV1["claim"] = (request) => this.run(() => claimRuns(this.c, request));
@@ -212,8 +229,11 @@ class KyselyRunStore implements RunStoreV1 {
     this.run(() => findSessionHead(this.c, tenantId, ids));
   commitStep: RunStoreV1["commitStep"] = (fence, write, version) =>
     this.run(() => commitSteps(this.c, fence, [write], version));
-  commitSteps: NonNullable<RunStoreV1["commitSteps"]> = (fence, writes) =>
-    this.run(() => commitSteps(this.c, fence, writes));
+  /** Step commits in batches (capability `groupCommit`). */
+  readonly groupCommit: GroupCommitV1 = {
+    specVersion: "v1",
+    commitSteps: (fence, writes) => this.run(() => commitSteps(this.c, fence, writes)),
+  };
   finish: RunStoreV1["finish"] = (fence, input) => this.run(() => this.finishes.call({ fence, input }));
   scheduleRetry: RunStoreV1["scheduleRetry"] = (fence, input) =>
     this.run(() => scheduleRetry(this.c, fence, input));

@@ -433,7 +433,8 @@ describe("durable runtime on PGlite", () => {
       get(target, key) {
         const value = Reflect.get(target, key, target);
         if (key === "commitStep") return slow(value.bind(target), () => 1);
-        if (key === "commitSteps") return slow(value.bind(target), (args) => (args[1] as unknown[]).length);
+        if (key === "groupCommit")
+          return { ...value, commitSteps: slow(value.commitSteps, (args) => (args[1] as unknown[]).length) };
         return typeof value === "function" ? value.bind(target) : value;
       },
     });

@@ -71,7 +71,7 @@ describe.skipIf(!postgres.available)(`SubmitHooks.onCommitted on PostgreSQL (${p
       try {
         const session = Session.fromUserMessage("first");
         const viaIfNew = await observedSubmit(observer, schema, (hooks) =>
-          store.submitIfNew!(input(session, "key-1"), [session.id], hooks),
+          store.newSessionSubmit!.submitIfNew(input(session, "key-1"), [session.id], hooks),
         );
         expect(viaIfNew.reported).toHaveLength(1);
         expect(viaIfNew.reported[0]!.run).toEqual(viaIfNew.result!.run);
@@ -92,7 +92,7 @@ describe.skipIf(!postgres.available)(`SubmitHooks.onCommitted on PostgreSQL (${p
         expect(replay.result!.run.id).toBe(viaIfNew.result!.run.id);
         expect(replay.reported).toHaveLength(0);
         const headed = await observedSubmit(observer, schema, (hooks) =>
-          store.submitIfNew!(input(session), [session.id], hooks),
+          store.newSessionSubmit!.submitIfNew(input(session), [session.id], hooks),
         );
         expect(headed.result).toBeUndefined();
         expect(headed.reported).toHaveLength(0);

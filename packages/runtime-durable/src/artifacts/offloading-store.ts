@@ -2,7 +2,13 @@ import type { Chunk } from "@openrath/core";
 import { ArtifactError } from "../contract/artifact-error.js";
 import type { ArtifactStoreV1 } from "../contract/artifact-store.js";
 import { DurableError } from "../contract/durable-error.js";
-import type { CheckpointWrite, Fence, MaterializedCheckpoint } from "../contract/run-records.js";
+import type {
+  CheckpointWrite,
+  Fence,
+  MaterializedCheckpoint,
+  SubmitInput,
+  SubmitResult,
+} from "../contract/run-records.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
 import {
   DEFAULT_OFFLOAD_THRESHOLD_BYTES,
@@ -28,7 +34,7 @@ const TENANT_CACHE = 10_000;
 
 /**
  * The claim check: a {@link RunStoreV1} that keeps large chunk content in an artifact store.
- * Before a checkpoint is written (submit, commitStep, commitSteps, finish), every string of at least
+ * Before a checkpoint is written (a submission, a step commit, a finish), every string of at least
  * `thresholdBytes` in its new chunks is streamed to `artifacts` (content-addressed, in the run's
  * tenant) and the chunk row keeps a stub with the digest; when a checkpoint is read
  * (`loadCheckpoint`, `findSessionHead`) the stubs are resolved again, each string verified
@@ -97,34 +103,54 @@ export function withArtifactOffload(store: RunStoreV1, options: ArtifactOffloadO
     return { ...checkpoint, chunks };
   }
 
+  /** A submission's input with its checkpoint offloaded, and the created run's tenant noted. */
+  const submitting = async <R extends SubmitResult | undefined>(
+    input: SubmitInput,
+    send: (input: SubmitInput) => Promise<R>,
+  ): Promise<R> => {
+    const checkpoint = await offloadWrite(input.checkpoint, async () => input.tenantId);
+    const result = await send({ ...input, checkpoint });
+    if (result) tenants.set(result.run.id, result.run.tenantId);
+    return result;
+  };
+  const { groupCommit, newSessionSubmit, claimOnSubmit } = store;
+
   const overrides: Partial<RunStoreV1> = {
-    async submit(input, hooks) {
-      const checkpoint = await offloadWrite(input.checkpoint, async () => input.tenantId);
-      const result = await store.submit({ ...input, checkpoint }, hooks);
-      tenants.set(result.run.id, result.run.tenantId);
-      return result;
-    },
-    async submitIfNew(input, sessionIds, hooks) {
-      if (!store.submitIfNew) return undefined;
-      const checkpoint = await offloadWrite(input.checkpoint, async () => input.tenantId);
-      const result = await store.submitIfNew({ ...input, checkpoint }, sessionIds, hooks);
-      if (result) tenants.set(result.run.id, result.run.tenantId);
-      return result;
-    },
+    submit: (input, hooks) => submitting(input, (offloaded) => store.submit(offloaded, hooks)),
     async commitStep(fence, checkpoint, expectedVersion) {
       const write = await offloadWrite(checkpoint, () => tenantOf(fence.runId));
       return store.commitStep(fence, write, expectedVersion);
     },
-    ...(store.commitSteps
-      ? {
-          async commitSteps(fence: Fence, checkpoints: readonly CheckpointWrite[]) {
-            const writes: CheckpointWrite[] = [];
-            for (const checkpoint of checkpoints)
-              writes.push(await offloadWrite(checkpoint, () => tenantOf(fence.runId)));
-            return store.commitSteps!(fence, writes);
-          },
-        }
-      : {}),
+    // The fast paths the store has, each writing its checkpoints as the plain members do.
+    ...(groupCommit && {
+      groupCommit: {
+        specVersion: "v1",
+        async commitSteps(fence: Fence, checkpoints: readonly CheckpointWrite[]) {
+          const writes: CheckpointWrite[] = [];
+          for (const checkpoint of checkpoints)
+            writes.push(await offloadWrite(checkpoint, () => tenantOf(fence.runId)));
+          return groupCommit.commitSteps(fence, writes);
+        },
+      },
+    }),
+    ...(newSessionSubmit && {
+      newSessionSubmit: {
+        specVersion: "v1",
+        submitIfNew: (input, sessionIds, hooks) =>
+          submitting(input, (offloaded) => newSessionSubmit.submitIfNew(offloaded, sessionIds, hooks)),
+      },
+    }),
+    ...(claimOnSubmit && {
+      claimOnSubmit: {
+        specVersion: "v1",
+        submit: (input, claim, hooks) =>
+          submitting(input, (offloaded) => claimOnSubmit.submit(offloaded, claim, hooks)),
+        ...(claimOnSubmit.submitIfNew && {
+          submitIfNew: (input, sessionIds, claim, hooks) =>
+            submitting(input, (offloaded) => claimOnSubmit.submitIfNew!(offloaded, sessionIds, claim, hooks)),
+        }),
+      },
+    }),
     async finish(fence, input) {
       if (input.checkpoint === undefined) return store.finish(fence, input);
       const checkpoint = await offloadWrite(input.checkpoint, () => tenantOf(fence.runId));

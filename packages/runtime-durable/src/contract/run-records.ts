@@ -103,7 +103,7 @@ export interface PlacementJSON {
 
 /**
  * The `baseId` of a checkpoint written in the same batch right after its base
- * (`RunStoreV1.commitSteps`): the base is the write before it, whose id the store assigns.
+ * (`GroupCommitV1.commitSteps`): the base is the write before it, whose id the store assigns.
  */
 export const PREVIOUS_CHECKPOINT = -1;
 
@@ -119,7 +119,7 @@ export interface CheckpointWrite {
   readonly sessionId: string;
   /**
    * The checkpoint the delta is against (any checkpoint of the tenant), or `null` for a full list.
-   * In a batch (`RunStoreV1.commitSteps`), a write after the first may name
+   * In a batch (`GroupCommitV1.commitSteps`), a write after the first may name
    * {@link PREVIOUS_CHECKPOINT}: the write before it in the batch, whose id is not known yet.
    */
   readonly baseId: number | null;
@@ -218,15 +218,13 @@ export interface SubmitInput {
   readonly metadata?: JsonObject;
   /** Not claimed before this time (epoch ms; default now). */
   readonly notBefore?: number;
-  /**
-   * Claim the new run for this worker in the submission's own transaction when a claim could take
-   * it at once: it is due, its tenant has no running cap, and no queued run of its plan with as
-   * high a priority is due (those go first). The run is then created `running`, with a lease,
-   * a fencing token and a `run.claimed` event, and no `work` signal goes out. Otherwise, and in a
-   * store without `capabilities.claimOnSubmit`, the run is queued as without it. The runtime sets
-   * it when one of its own workers has a free slot for the plan.
-   */
-  readonly claim?: { readonly workerId: string; readonly leaseMs: number };
+}
+
+/** What a submission returns: the run, and whether this call created it. */
+export interface SubmitResult {
+  readonly run: RunRecord;
+  /** `false` when an earlier submission with the same (tenant, idempotency key) created it. */
+  readonly created: boolean;
 }
 
 /** Filters of `listRuns`. */

@@ -1,4 +1,5 @@
 import type { DeploymentsV1 } from "./deployments.js";
+import type { ClaimOnSubmitV1, GroupCommitV1, NewSessionSubmitV1 } from "./fast-paths.js";
 import type { JournalStoreV1 } from "./journal-store.js";
 import type {
   CheckpointWrite,
@@ -18,13 +19,17 @@ import type {
   RunEvent,
   RunRecord,
   SubmitInput,
+  SubmitResult,
   SweepResult,
 } from "./run-records.js";
 import type { SignalsV1 } from "./signals.js";
 
 /**
  * What a store can do, declared up front: the runtime fails fast on a missing capability and the
- * conformance suite verifies every claim.
+ * conformance suite verifies every claim. A capability that names a member of the store
+ * (`journal`, `deployments` and the fast paths `groupCommit`, `newSessionSubmit`,
+ * `claimOnSubmit`) is true exactly when that member is present. The later ones are optional:
+ * absent means false, so a store written for the first release stays valid.
  */
 export interface RunStoreCapabilities {
   /** Several processes (on several machines) may share the store. PGlite: false. */
@@ -46,10 +51,11 @@ export interface RunStoreCapabilities {
    * (a store written for the first release) means false.
    */
   readonly journal?: boolean;
-  /**
-   * `submit` honours {@link SubmitInput.claim}: a run a worker may start at once is created
-   * leased to it, without a separate claim. Absent means false (the claim is ignored).
-   */
+  /** `groupCommit` commits several steps of a run in one transaction ({@link GroupCommitV1}). */
+  readonly groupCommit?: boolean;
+  /** `newSessionSubmit` submits a session the store has not seen in one round trip ({@link NewSessionSubmitV1}). */
+  readonly newSessionSubmit?: boolean;
+  /** `claimOnSubmit` creates a submitted run already claimed for a worker ({@link ClaimOnSubmitV1}). */
   readonly claimOnSubmit?: boolean;
   /**
    * `deployments` resolves workflow names through the store ({@link DeploymentsV1}), and
@@ -60,8 +66,8 @@ export interface RunStoreCapabilities {
 }
 
 /**
- * Optional callbacks of one {@link RunStoreV1.submit} (or `submitIfNew`) call. A store that does
- * not know them ignores them; a caller gets the same result either way.
+ * Optional callbacks of one submission (`RunStoreV1.submit` and the submissions of its fast paths).
+ * A store that does not know them ignores them; a caller gets the same result either way.
  */
 export interface SubmitHooks {
   /**
@@ -93,8 +99,10 @@ export interface SubmitHooks {
  * `version_conflict`, `invalid_transition`, `idempotency_conflict`, `session_busy`,
  * `unknown_plan`, `plan_conflict`, `corrupt_checkpoint`, `store_unavailable`).
  *
- * Later versions add members behind capabilities (the step journal and effect ledger reuse
- * {@link Fence} and the same fenced-write rule); a v1 store stays a valid v1 store.
+ * The plain members below are all a store needs. Members added later sit behind capabilities:
+ * features (`journal`, `deployments`) and fast paths, where a store does what plain members do in
+ * fewer round trips (`groupCommit`, `newSessionSubmit`, `claimOnSubmit`); a v1 store without them
+ * stays a valid v1 store.
  */
 export interface RunStoreV1 {
   readonly specVersion: "v1";
@@ -119,9 +127,7 @@ export interface RunStoreV1 {
 
   /**
    * Creates a queued run with its submitted session as checkpoint 0 and a `run.created` event, or
-   * returns the run an earlier submission with the same (tenant, idempotency key) created. With
-   * `input.claim` (and `capabilities.claimOnSubmit`), a run that may start at once is created
-   * running, leased to that worker, as a claim would leave it.
+   * returns the run an earlier submission with the same (tenant, idempotency key) created.
    *
    * With `hooks.onCommitted`, the store reports the new run as soon as it has committed, before
    * it waits for the commit to be durable ({@link SubmitHooks}); the call itself still resolves
@@ -131,25 +137,7 @@ export interface RunStoreV1 {
    * @throws `unknown_plan` for an unregistered plan, `idempotency_conflict` when the key was used
    *   with another fingerprint, `session_busy` when the session already has an active run.
    */
-  submit(
-    input: SubmitInput,
-    hooks?: SubmitHooks,
-  ): Promise<{ readonly run: RunRecord; readonly created: boolean }>;
-
-  /**
-   * {@link submit} for a session the store has not seen: writes the run only when none of
-   * `sessionIds` (the session's id and its lineage parents') has a checkpoint in the tenant, so a
-   * checkpoint 0 encoded without a base loses no sharing; otherwise writes nothing and resolves
-   * `undefined`, and the caller encodes against {@link findSessionHead} and submits. A new
-   * conversation then costs one round trip, not two. Optional.
-   *
-   * @throws what `submit` throws.
-   */
-  submitIfNew?(
-    input: SubmitInput,
-    sessionIds: readonly string[],
-    hooks?: SubmitHooks,
-  ): Promise<{ readonly run: RunRecord; readonly created: boolean } | undefined>;
+  submit(input: SubmitInput, hooks?: SubmitHooks): Promise<SubmitResult>;
 
   /** The run, or `undefined`. With `tenantId`, a run of another tenant is `undefined` too. */
   getRun(runId: string, tenantId?: string): Promise<RunRecord | undefined>;
@@ -194,18 +182,6 @@ export interface RunStoreV1 {
    *   `expectedVersion` is given and differs.
    */
   commitStep(fence: Fence, checkpoint: CheckpointWrite, expectedVersion?: number): Promise<RunRecord>;
-  /**
-   * Commits several consecutive steps in one transaction, as `commitStep` would one after another:
-   * `checkpoints[0].sequence` is the run's `checkpointSeq + 1` and each next one is one more; a
-   * write after the first may be encoded against the one before it (`baseId`
-   * `PREVIOUS_CHECKPOINT`). One `run.checkpoint` event per checkpoint, one version bump.
-   * The worker batches the steps that finished while its previous commit was in flight. Optional:
-   * without it a worker commits each step on its own.
-   *
-   * @throws `stale_fence` as `commitStep`; `invalid_argument` for an empty batch, a sequence gap or
-   *   a first write naming `PREVIOUS_CHECKPOINT`.
-   */
-  commitSteps?(fence: Fence, checkpoints: readonly CheckpointWrite[]): Promise<RunRecord>;
   /** Ends a running run (fenced), optionally with its final checkpoint, and releases the lease. */
   finish(fence: Fence, input: FinishInput): Promise<RunRecord>;
   /**
@@ -274,6 +250,13 @@ export interface RunStoreV1 {
    * without it cannot be collected by reference.
    */
   referencedArtifacts?(tenantId: string): Promise<ReadonlySet<string>>;
+
+  /** Fast path: several step commits in one transaction, when `capabilities.groupCommit` is true. */
+  readonly groupCommit?: GroupCommitV1;
+  /** Fast path: a new session's submission in one round trip, when `capabilities.newSessionSubmit` is true. */
+  readonly newSessionSubmit?: NewSessionSubmitV1;
+  /** Fast path: a submission that claims its run, when `capabilities.claimOnSubmit` is true. */
+  readonly claimOnSubmit?: ClaimOnSubmitV1;
 
   /** Workflow names resolved through the store, when `capabilities.deployments` is true. */
   readonly deployments?: DeploymentsV1;

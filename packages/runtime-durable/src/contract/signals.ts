@@ -31,12 +31,35 @@ export interface SignalsCapabilities {
   readonly crossProcess: boolean;
   /** Ephemeral `live` payloads (token deltas) are delivered. */
   readonly livePayloads: boolean;
+  /**
+   * `heardRuns` says what the client heard of runs ending or parking ({@link HeardRunsV1}), so a
+   * waiter may skip a read. True exactly when `heardRuns` is present; absent means false.
+   */
+  readonly heardRuns?: boolean;
+}
+
+/**
+ * A fast path of a signals client (`capabilities.heardRuns`): what it heard of runs ending or
+ * parking. A waiter that knows when it submitted a run, and learns that nothing ended or parked it
+ * since, waits for the run's next signal without reading it first. The plain path reads the run,
+ * then waits.
+ */
+export interface HeardRunsV1 {
+  readonly specVersion: "v1";
+  /**
+   * The last status that ends or parks the run this client was delivered (or a later status of
+   * that run), `null` when it heard none, or `undefined` when it may have missed a signal since
+   * `since` (a `performance.now()` time in this process: it was not listening yet, lost its
+   * connection, or forgot old entries).
+   */
+  heard(runId: string, since: number): RunStatus | null | undefined;
 }
 
 /**
  * The signals contract, version 1: wake-ups, cancels and live per-run events. Implemented
- * in-process ({@link inProcessSignals}), by PostgreSQL `LISTEN/NOTIFY` in `@openrath/store-postgres`
- * and later by Redis. Delivery is at-most-once and best-effort by design: state lives in the store.
+ * in-process (`inProcessSignals`), by PostgreSQL `LISTEN/NOTIFY` in `@openrath/store-postgres` and
+ * on Redis in `@openrath/signals-redis`. Delivery is at-most-once and best-effort by design: state
+ * lives in the store.
  */
 export interface SignalsV1 {
   readonly specVersion: "v1";
@@ -49,14 +72,8 @@ export interface SignalsV1 {
    * subscription is active when the promise resolves.
    */
   subscribe(topic: SignalTopic, listener: (signal: Signal) => void): Promise<() => Promise<void>>;
-  /**
-   * Optional: what this client heard of the run ending or parking. The last such status it was
-   * delivered (or a later status of that run), `null` when it heard none, or `undefined` when it
-   * may have missed a signal since `since` (a `performance.now()` time in this process: it was
-   * not listening yet, lost its connection, or forgot old entries). A waiter that knows when it
-   * submitted a run uses `null` to wait for the run's next signal without reading it first.
-   */
-  heard?(runId: string, since: number): RunStatus | null | undefined;
+  /** Fast path: what this client heard of runs ending or parking, when `capabilities.heardRuns` is true. */
+  readonly heardRuns?: HeardRunsV1;
   /** Stops delivering and releases connections. Idempotent. */
   close(): Promise<void>;
 }

@@ -60,7 +60,7 @@ describe("HeardRuns", () => {
     const signals = inProcessSignals();
     const since = later();
     await signals.publish(event("r", 3, "succeeded"));
-    expect(signals.heard("r", since)).toBe("succeeded");
-    expect(signals.heard("other", since)).toBeNull();
+    expect(signals.heardRuns.heard("r", since)).toBe("succeeded");
+    expect(signals.heardRuns.heard("other", since)).toBeNull();
   });
 });

@@ -5,7 +5,7 @@ import { isTerminal, type RunStatus } from "../contract/status.js";
 const HEARD_LIMIT = 8192;
 
 /**
- * What a signals client has heard of runs ending or parking, for `SignalsV1.heard`: the last
+ * What a signals client has heard of runs ending or parking, for its `heardRuns`: the last
  * status announced for each run it heard end or park (and any later status of such a run), and
  * the latest time it may have missed something (an entry it forgot, or a gap in its connection).
  * Times are `performance.now()` milliseconds.

@@ -1,4 +1,4 @@
-import type { Signal, SignalsV1, SignalTopic } from "../contract/signals.js";
+import type { HeardRunsV1, Signal, SignalsV1, SignalTopic } from "../contract/signals.js";
 import { topicOf } from "../contract/signals.js";
 import { HeardRuns } from "./heard-runs.js";
 
@@ -6,8 +6,8 @@ import { HeardRuns } from "./heard-runs.js";
  * Signals inside one process: what the embedded store (PGlite) uses, and a building block for
  * stores that deliver their own notifications to local listeners. Listeners run synchronously in
  * publish order; a throwing listener does not stop the others. What is delivered is noted in
- * `heard` (see `SignalsV1.heard`); a store that delivers what it receives elsewhere passes a
- * {@link HeardRuns} it marks lost across its gaps.
+ * `heard`, which answers `heardRuns` (see `HeardRunsV1`); a store that delivers what it receives
+ * elsewhere passes a {@link HeardRuns} it marks lost across its gaps.
  *
  * @example
  * ```ts
@@ -23,7 +23,7 @@ export function inProcessSignals(
 ): SignalsV1 & {
   /** Delivers a signal to local listeners synchronously (for stores that received it elsewhere). */
   deliver(signal: Signal): void;
-  heard: NonNullable<SignalsV1["heard"]>;
+  heardRuns: HeardRunsV1;
 } {
   const listeners = new Map<SignalTopic, Set<(signal: Signal) => void>>();
   let closed = false;
@@ -43,9 +43,9 @@ export function inProcessSignals(
   return {
     specVersion: "v1",
     name,
-    capabilities: { crossProcess: false, livePayloads: true },
+    capabilities: { crossProcess: false, livePayloads: true, heardRuns: true },
     deliver,
-    heard: (runId, since) => heard.heard(runId, since),
+    heardRuns: { specVersion: "v1", heard: (runId, since) => heard.heard(runId, since) },
     async publish(signal) {
       deliver(signal);
     },

@@ -47,7 +47,16 @@ function flushingStore(options: { reports: boolean; created?: boolean }) {
   };
   const store = {
     submit: (_input: SubmitInput, hooks?: SubmitHooks) => write(hooks),
-    submitIfNew: (_input: SubmitInput, _ids: readonly string[], hooks?: SubmitHooks) => write(hooks),
+    newSessionSubmit: {
+      specVersion: "v1",
+      submitIfNew: (_input: SubmitInput, _ids: readonly string[], hooks?: SubmitHooks) => write(hooks),
+    },
+    claimOnSubmit: {
+      specVersion: "v1",
+      submit: (_input: SubmitInput, _claim: unknown, hooks?: SubmitHooks) => write(hooks),
+      submitIfNew: (_input: SubmitInput, _ids: readonly string[], _claim: unknown, hooks?: SubmitHooks) =>
+        write(hooks),
+    },
   } as unknown as RunStoreV1;
   return { store, flush: () => flushed(), seen };
 }
@@ -76,16 +85,32 @@ describe("publishCommits: a submission's signals", () => {
     expect(published).toHaveLength(2);
   });
 
-  it("go out the same way for submitIfNew, whose hooks are its third argument", async () => {
-    const { signals, published } = recorder();
-    const { store, flush } = flushingStore({ reports: true });
-    const submission = publishCommits(store, signals).submitIfNew!(input, ["s1"]);
-    await turns();
-    expect(published.map((s) => s.kind)).toEqual(["work", "event"]);
-    flush();
-    await submission;
-    await tick();
-    expect(published).toHaveLength(2);
+  const claim = { workerId: "w1", leaseMs: 1000 };
+  for (const [name, send] of [
+    ["newSessionSubmit.submitIfNew", (s: RunStoreV1) => s.newSessionSubmit!.submitIfNew(input, ["s1"])],
+    ["claimOnSubmit.submit", (s: RunStoreV1) => s.claimOnSubmit!.submit(input, claim)],
+    ["claimOnSubmit.submitIfNew", (s: RunStoreV1) => s.claimOnSubmit!.submitIfNew!(input, ["s1"], claim)],
+  ] as const) {
+    it(`go out the same way for the fast path ${name}`, async () => {
+      const { signals, published } = recorder();
+      const { store, flush } = flushingStore({ reports: true });
+      const submission = send(publishCommits(store, signals));
+      await turns();
+      expect(published.map((s) => s.kind)).toEqual(["work", "event"]);
+      flush();
+      await submission;
+      await tick();
+      expect(published).toHaveLength(2);
+    });
+  }
+
+  it("leave out a fast path the store does not have", () => {
+    const { signals } = recorder();
+    const plain = { submit: async () => ({ run, created: true }) } as unknown as RunStoreV1;
+    const published = publishCommits(plain, signals);
+    expect(published.groupCommit).toBeUndefined();
+    expect(published.newSessionSubmit).toBeUndefined();
+    expect(published.claimOnSubmit).toBeUndefined();
   });
 
   it("go out after the answer from a store that does not report the commit", async () => {
@@ -125,6 +150,23 @@ describe("publishCommits: a submission's signals", () => {
     expect(seen[0]?.onCommitted).toBeTypeOf("function");
     flush();
     await submission;
+  });
+
+  it("publish a group commit's event, as a plain step commit's", async () => {
+    const { signals, published } = recorder();
+    const committed = { ...run, eventSeq: 4 };
+    const store = {
+      commitStep: async () => committed,
+      groupCommit: { specVersion: "v1", commitSteps: async () => committed },
+    } as unknown as RunStoreV1;
+    const wrapped = publishCommits(store, signals);
+    await wrapped.commitStep({ runId: "r1", token: 1, workerId: "w" }, {} as never);
+    await wrapped.groupCommit!.commitSteps({ runId: "r1", token: 1, workerId: "w" }, []);
+    await turns();
+    expect(published).toEqual([
+      { kind: "event", runId: "r1", seq: 4 },
+      { kind: "event", runId: "r1", seq: 4 },
+    ]);
   });
 
   for (const failing of ["reject", "throw"] as const) {

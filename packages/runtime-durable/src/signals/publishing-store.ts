@@ -1,4 +1,4 @@
-import type { Claim, RunRecord } from "../contract/run-records.js";
+import type { Claim, RunRecord, SubmitResult } from "../contract/run-records.js";
 import type { RunStoreV1, SubmitHooks } from "../contract/run-store.js";
 import type { Signal, SignalsV1 } from "../contract/signals.js";
 
@@ -14,24 +14,12 @@ const submitted = (run: RunRecord, publish: Publish) => {
 };
 
 /**
- * The writes that take {@link SubmitHooks}, and where in their arguments: their signals go out
- * when the store reports the run committed, before it waits for durability.
- */
-const HOOKS_ARGUMENT: Partial<Record<keyof RunStoreV1, number>> = { submit: 1, submitIfNew: 2 };
-
-/**
- * For each write of the store, the signals its committed result calls for (for a submission: when
- * the store did not report it through `onCommitted`).
+ * For each plain write of the store other than `submit`, the signals its committed result calls
+ * for. (Submissions and the fast paths are wrapped one by one in {@link publishCommits}.)
  */
 const AFTER_COMMIT: Partial<
   Record<keyof RunStoreV1, (result: never, args: readonly never[], publish: Publish) => void>
 > = {
-  submit: (result: { run: RunRecord; created: boolean }, _args, publish) => {
-    if (result.created) submitted(result.run, publish);
-  },
-  submitIfNew: (result: { run: RunRecord; created: boolean } | undefined, _args, publish) => {
-    if (result?.created) submitted(result.run, publish);
-  },
   claim: (claims: Claim[], _args, publish) => {
     for (const claim of claims) publish(eventOf(claim.run));
   },
@@ -39,7 +27,6 @@ const AFTER_COMMIT: Partial<
     for (const claim of claims) publish(eventOf(claim.run));
   },
   commitStep: (run: RunRecord, _args, publish) => publish(eventOf(run)),
-  commitSteps: (run: RunRecord, _args, publish) => publish(eventOf(run)),
   finish: (run: RunRecord, _args, publish) => publish(eventOf(run)),
   park: (run: RunRecord, _args, publish) => publish(eventOf(run)),
   scheduleRetry: (run: RunRecord, _args, publish) => {
@@ -69,7 +56,7 @@ const AFTER_COMMIT: Partial<
  * The store seen through signals that the store does not publish itself (Redis, or any
  * {@link SignalsV1} other than `store.signals`): after each write commits, the signals it calls
  * for (`work`, `cancel`, `event` with the run's new sequence) are published through `signals`.
- * A submission's go out as soon as the store reports its run committed
+ * A submission's (plain, or by a fast path) go out as soon as the store reports its run committed
  * ({@link SubmitHooks.onCommitted}), while the store still waits for the commit to be durable, so
  * a worker starts the run during that wait; the submitter still gets the run only once it is
  * durable. Everything else (and a submission to a store that does not report it) is published
@@ -105,36 +92,72 @@ export function publishCommits(store: RunStoreV1, signals: SignalsV1): RunStoreV
   const publish: Publish = (signal) => {
     if (queue.push(signal) === 1) setImmediate(flush);
   };
+  /**
+   * A submission (plain or by a fast path): its signals go out when the store reports the run
+   * committed, else once the call has returned; none when it created no run.
+   */
+  const submission = async <R extends SubmitResult | undefined>(
+    caller: SubmitHooks | undefined,
+    send: (hooks: SubmitHooks) => Promise<R>,
+  ): Promise<R> => {
+    let reported = false;
+    const result = await send({
+      ...caller,
+      onCommitted: (run) => {
+        // Queued like the rest: they go out on the next turn of the event loop, after the store
+        // has sent its flush and long before that flush returns.
+        if (!reported) submitted(run, publish);
+        reported = true;
+        caller?.onCommitted?.(run);
+      },
+    });
+    if (!reported && result?.created) submitted(result.run, publish);
+    return result;
+  };
+  const { groupCommit, newSessionSubmit, claimOnSubmit } = store;
+  const overrides: Partial<RunStoreV1> = {
+    submit: (input, hooks) => submission(hooks, (h) => store.submit(input, h)),
+    ...(groupCommit && {
+      groupCommit: {
+        specVersion: "v1",
+        async commitSteps(fence, checkpoints) {
+          const run = await groupCommit.commitSteps(fence, checkpoints);
+          publish(eventOf(run));
+          return run;
+        },
+      },
+    }),
+    ...(newSessionSubmit && {
+      newSessionSubmit: {
+        specVersion: "v1",
+        submitIfNew: (input, sessionIds, hooks) =>
+          submission(hooks, (h) => newSessionSubmit.submitIfNew(input, sessionIds, h)),
+      },
+    }),
+    ...(claimOnSubmit && {
+      claimOnSubmit: {
+        specVersion: "v1",
+        submit: (input, claim, hooks) => submission(hooks, (h) => claimOnSubmit.submit(input, claim, h)),
+        ...(claimOnSubmit.submitIfNew && {
+          submitIfNew: (input, sessionIds, claim, hooks) =>
+            submission(hooks, (h) => claimOnSubmit.submitIfNew!(input, sessionIds, claim, h)),
+        }),
+      },
+    }),
+  };
   const wrapped = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, key) {
+      if (Object.hasOwn(overrides, key)) return overrides[key as keyof RunStoreV1];
       const value = Reflect.get(target, key, target);
       const after = AFTER_COMMIT[key as keyof RunStoreV1];
       if (typeof value !== "function") return value;
       let fn = wrapped.get(key);
       if (fn === undefined) {
-        const hooksAt = HOOKS_ARGUMENT[key as keyof RunStoreV1];
         fn = after
           ? async (...args: never[]) => {
-              let reported = false;
-              if (hooksAt !== undefined) {
-                const caller = args[hooksAt] as SubmitHooks | undefined;
-                const hooks: SubmitHooks = {
-                  ...caller,
-                  onCommitted: (run) => {
-                    // Queued like the rest: they go out on the next turn of the event loop, after
-                    // the store has sent its flush and long before that flush returns.
-                    if (!reported) submitted(run, publish);
-                    reported = true;
-                    caller?.onCommitted?.(run);
-                  },
-                };
-                const withHooks: unknown[] = [...args];
-                withHooks[hooksAt] = hooks;
-                args = withHooks as never[];
-              }
               const result = await (value as (...a: never[]) => Promise<never>).apply(target, args);
-              if (!reported) after(result, args, publish);
+              after(result, args, publish);
               return result;
             }
           : (value as (...a: unknown[]) => unknown).bind(target);

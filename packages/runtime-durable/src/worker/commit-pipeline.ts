@@ -6,7 +6,7 @@ export const MAX_BATCH = 32;
 /**
  * The step commits of one run on one worker, written behind the steps: a step's checkpoint is
  * sent at once when no commit of the run is in flight, and the steps that finish while one is
- * are sent together when it returns, as one transaction (`RunStoreV1.commitSteps`). So the next
+ * are sent together when it returns, as one transaction (`GroupCommitV1.commitSteps`). So the next
  * step does not wait for the database, and a run of fast steps costs one round trip per batch,
  * not per step. Commits stay in sequence order; the first refused one stops the pipeline, and
  * every later `add` and `settled` rejects with its error.

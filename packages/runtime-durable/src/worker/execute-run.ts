@@ -14,6 +14,7 @@ import type { SignalsV1 } from "../contract/signals.js";
 import type { StepContext, StepLogger, StepMiddleware } from "../contract/step-context.js";
 import { type CompiledPlan, type PlanNode, retryDelayMs } from "../definition/compile.js";
 import { invalidSuccessor, notSession } from "../definition/run-in-memory.js";
+import { fastPathsOf } from "../internal/fast-paths.js";
 import { CommitPipeline } from "./commit-pipeline.js";
 import type { FreshVisits, SubmittedSessions } from "./handoff.js";
 import { runIsolated } from "./isolated-executor.js";
@@ -91,18 +92,22 @@ export async function executeRun(
     env.ended?.(ended);
     return ended;
   };
-  // The step commits still in flight: each step's checkpoint is committed behind the next step.
+  // The step commits still in flight: each step's checkpoint is committed behind the next step,
+  // one by one (`commitStep`) or, where the store has the fast path, in batches.
+  const { groupCommit } = fastPathsOf(store);
   const steps = new CommitPipeline(
     (writes) =>
       env.write(fence, () =>
-        writes.length === 1 ? store.commitStep(fence, writes[0]!) : store.commitSteps!(fence, writes),
+        writes.length === 1 || !groupCommit
+          ? store.commitStep(fence, writes[0]!)
+          : groupCommit.commitSteps(fence, writes),
       ),
     (committed) => {
       run = committed;
       seen.seq = Math.max(seen.seq, committed.eventSeq);
     },
     run.checkpointId,
-    typeof store.commitSteps === "function",
+    groupCommit !== undefined,
     // A refused commit means the lease is gone: the step running ahead of it stops now, as it
     // would at the next heartbeat.
     (error) => {

@@ -90,8 +90,8 @@ export function notifySignals(
   return {
     specVersion: "v1",
     name,
-    capabilities: { crossProcess, livePayloads: false },
-    heard: (runId, since) => heard.heard(runId, since),
+    capabilities: { crossProcess, livePayloads: false, heardRuns: true },
+    heardRuns: { specVersion: "v1", heard: (runId, since) => heard.heard(runId, since) },
     async publish(signal) {
       const [channel, payload] = notificationOf(channels, signal);
       await transport.notify(channel, payload);

@@ -1,6 +1,7 @@
 import {
   DurableError,
   type RunRecord,
+  type SubmitClaim,
   type SubmitHooks,
   type SubmitInput,
 } from "@openrath/runtime-durable/store";
@@ -16,10 +17,14 @@ import {
 import { grouped, RUN_COLUMNS, type RunRow, type StoreContext, toRun } from "./context.js";
 import { clockToken, newRunId } from "./runs.js";
 
-/** One submission: its input, the session ids whose heads forbid it (`submitIfNew`), its hooks. */
+/**
+ * One submission: its input, the session ids whose heads forbid it (`submitIfNew`), the worker it
+ * claims its run for (`claimOnSubmit`), its hooks.
+ */
 export interface SubmitItem {
   readonly input: SubmitInput;
   readonly unlessHeads?: readonly string[];
+  readonly claim?: SubmitClaim;
   readonly hooks?: SubmitHooks;
 }
 
@@ -42,17 +47,16 @@ const early = (c: StoreContext) => c.multiProcess && c.relaxedSteps;
 
 /**
  * The CTEs inserting item `i`'s run with its checkpoint 0 and `run.created` event (named with the
- * suffix `_i`), and with `input.claim`, when the run may start at once, its lease and `run.claimed`
+ * suffix `_i`), and with a claim, when the run may start at once, its lease and `run.claimed`
  * event; with `relaxed`, the statement commits without waiting for the WAL flush.
  */
-function submitCtes(c: StoreContext, { input, unlessHeads }: SubmitItem, i: number, relaxed: boolean) {
+function submitCtes(c: StoreContext, { input, unlessHeads, claim }: SubmitItem, i: number, relaxed: boolean) {
   const n = (base: string) => sql.raw(`${base}_${i}`);
   const cp = checkpointValues(c, input.checkpoint);
   const metadata = JSON.stringify(input.metadata ?? {});
   const deadline = input.deadline === undefined ? null : new Date(input.deadline);
   const notBefore = input.notBefore === undefined ? null : new Date(input.notBefore);
   const ins = n("ins");
-  const claim = input.claim;
   const notify =
     c.publish && !early(c)
       ? sql`select 1 from ${ins} where false`
@@ -197,11 +201,11 @@ async function settleNotInserted(c: StoreContext, item: SubmitItem): Promise<Sub
   return again;
 }
 
-/** Refuses a malformed `input.claim` before anything is written. */
-export function checkClaim(input: SubmitInput): void {
-  const claim = input.claim;
-  if (claim === undefined) return;
+/** Refuses a malformed claim before anything is written. */
+export function checkClaim(claim: SubmitClaim): void {
   if (
+    typeof claim !== "object" ||
+    claim === null ||
     typeof claim.workerId !== "string" ||
     claim.workerId === "" ||
     typeof claim.leaseMs !== "number" ||
@@ -210,8 +214,8 @@ export function checkClaim(input: SubmitInput): void {
   ) {
     throw new DurableError(
       "invalid_argument",
-      `A submission's claim needs a worker id and a lease of more than 0 ms, got worker ${JSON.stringify(claim.workerId)} and lease ${String(claim.leaseMs)}.`,
-      { details: { workerId: String(claim.workerId), leaseMs: String(claim.leaseMs) } },
+      `A submission's claim needs a worker id and a lease of more than 0 ms, got worker ${JSON.stringify(claim?.workerId)} and lease ${String(claim?.leaseMs)}.`,
+      { details: { workerId: String(claim?.workerId), leaseMs: String(claim?.leaseMs) } },
     );
   }
 }

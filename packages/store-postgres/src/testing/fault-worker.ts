@@ -25,12 +25,16 @@ const held =
     ? new Proxy(store, {
         get(target, key) {
           const value = Reflect.get(target, key, target);
+          const held =
+            (commit: (...args: never[]) => Promise<unknown>) =>
+            async (...args: never[]) => {
+              await new Promise((r) => setTimeout(r, hold));
+              return commit(...args);
+            };
+          if (key === "groupCommit") return { ...value, commitSteps: held(value.commitSteps) };
           if (typeof value !== "function") return value;
-          if (key !== "commitStep" && key !== "commitSteps") return value.bind(target);
-          return async (...args: unknown[]) => {
-            await new Promise((r) => setTimeout(r, hold));
-            return value.apply(target, args);
-          };
+          if (key !== "commitStep") return value.bind(target);
+          return held(value.bind(target));
         },
       })
     : store;

@@ -97,6 +97,42 @@ export function deliverySuite(context: SignalsSuiteContext): void {
       );
     }
 
+    group.test("heardRuns is there exactly when capabilities.heardRuns is true", async () => {
+      const { signals } = await open();
+      const declared = signals.capabilities.heardRuns === true;
+      expect(signals.heardRuns !== undefined).toBe(declared);
+      if (declared) {
+        expect(signals.heardRuns!.specVersion).toBe("v1");
+        expect(signals.heardRuns!.heard).toBeTypeOf("function");
+      }
+    });
+
+    if (context.capabilities.heardRuns) {
+      group.test(
+        "heardRuns tells what it heard end or park a run since a time, and that it may have missed what came before it listened",
+        async () => {
+          const { signals } = await open();
+          const heard = signals.heardRuns!;
+          const [ended, parked, running] = [runId(), runId(), runId()];
+          const got: Signal[] = [];
+          for (const id of [ended, parked, running]) await signals.subscribe(`run:${id}`, (s) => got.push(s));
+          const since = performance.now();
+          // Before it was made, it was not listening: anything may have been missed.
+          expect(heard.heard(ended, 0)).toBeUndefined();
+          expect(heard.heard(ended, since)).toBeNull();
+          await signals.publish({ kind: "event", runId: running, seq: 2, status: "running" });
+          await signals.publish({ kind: "event", runId: parked, seq: 3, status: "waiting" });
+          await signals.publish({ kind: "event", runId: ended, seq: 4, status: "succeeded" });
+          await until(() => got.length >= 3, "three events");
+          expect(heard.heard(ended, since)).toBe("succeeded");
+          expect(heard.heard(parked, since)).toBe("waiting");
+          // A status that neither ends nor parks the run is not worth remembering.
+          expect(heard.heard(running, since)).toBeNull();
+        },
+      );
+    } else
+      group.skip("heardRuns tells what it heard end or park a run since a time", "no heardRuns capability");
+
     group.test("unsubscribing stops delivery to that listener only", async () => {
       const { signals } = await open();
       const id = runId();

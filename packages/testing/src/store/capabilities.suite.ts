@@ -24,6 +24,35 @@ export function capabilitiesSuite(context: StoreSuiteContext): void {
       }
     });
 
+    group.test(
+      "a capability that names a member is true exactly when the member is there (journal, deployments, groupCommit, newSessionSubmit, claimOnSubmit)",
+      async () => {
+        const store = group.track(await context.create());
+        const methods = {
+          journal: ["openStep", "record", "beginEffect", "decideInterrupt"],
+          deployments: ["deploy", "current", "revisions"],
+          groupCommit: ["commitSteps"],
+          newSessionSubmit: ["submitIfNew"],
+          claimOnSubmit: ["submit"],
+        } as const;
+        for (const [key, names] of Object.entries(methods) as [keyof typeof methods, readonly string[]][]) {
+          const declared = store.capabilities[key] === true;
+          const member = store[key] as Record<string, unknown> | undefined;
+          expect(member !== undefined, `store.${key} is there exactly when capabilities.${key} is true`).toBe(
+            declared,
+          );
+          if (!declared) continue;
+          expect(member!.specVersion, `store.${key}.specVersion`).toBe("v1");
+          for (const name of names) expect(member![name], `store.${key}.${name}`).toBeTypeOf("function");
+        }
+        // claimOnSubmit.submitIfNew comes with the newSessionSubmit fast path, and only with it.
+        if (store.capabilities.claimOnSubmit)
+          expect(typeof store.claimOnSubmit!.submitIfNew === "function").toBe(
+            store.capabilities.newSessionSubmit === true,
+          );
+      },
+    );
+
     group.test("now() is the database's clock, close to this machine's", async () => {
       const store = group.track(await context.create());
       const before = Date.now();

@@ -148,93 +148,143 @@ export function checkpointsSuite(context: StoreSuiteContext): void {
       );
     });
 
-    // commitSteps is optional (a store without it gets one commitStep per step): nothing to prove then.
-    group.test(
-      "a batch of step commits stores every step's checkpoint, each against the one before, with one event each",
-      async () => {
-        const store = group.track(await context.create());
-        if (!store.commitSteps) return;
-        const { session, run, claim, base: first } = await claimedRun(store, "batch");
-        const s1 = session.append({ kind: "assistant", content: "one" });
-        const s2 = s1.fork({ operator: "side" }).append({ kind: "assistant", content: "two" });
-        const s3 = s2.append({ kind: "event", name: "step.note", data: { n: 3 } });
-        const sessions = [s1, s2, s3];
-        let base = first;
-        const writes = sessions.map((s, i) => {
-          const encoded = encodeCheckpoint(s, base, {
-            sequence: i + 1,
-            stepId: `s${i}`,
-            nextStep: `s${i + 1}`,
+    // The fast path groupCommit: a store without it gets one commitStep per step (proven above).
+    if (context.capabilities.groupCommit) {
+      group.test(
+        "groupCommit.commitSteps stores every step's checkpoint, each against the one before, with one event each",
+        async () => {
+          const store = group.track(await context.create());
+          const { session, run, claim, base: first } = await claimedRun(store, "batch");
+          const s1 = session.append({ kind: "assistant", content: "one" });
+          const s2 = s1.fork({ operator: "side" }).append({ kind: "assistant", content: "two" });
+          const s3 = s2.append({ kind: "event", name: "step.note", data: { n: 3 } });
+          const sessions = [s1, s2, s3];
+          let base = first;
+          const writes = sessions.map((s, i) => {
+            const encoded = encodeCheckpoint(s, base, {
+              sequence: i + 1,
+              stepId: `s${i}`,
+              nextStep: `s${i + 1}`,
+            });
+            base = encoded.next(PREVIOUS_CHECKPOINT);
+            return encoded.write;
           });
-          base = encoded.next(PREVIOUS_CHECKPOINT);
-          return encoded.write;
-        });
-        expect(writes.slice(1).map((w) => [w.baseId, w.newChunks.length])).toEqual([
-          [PREVIOUS_CHECKPOINT, 1],
-          [PREVIOUS_CHECKPOINT, 1],
-        ]);
-        const committed = await store.commitSteps(claim.fence, writes);
-        expect(committed).toMatchObject({
-          version: claim.run.version + 1,
-          checkpointSeq: 3,
-          nextStep: "s3",
-          eventSeq: claim.run.eventSeq + 3,
-        });
-        for (const [i, s] of sessions.entries()) {
-          const back = await store.loadCheckpoint(run.id, i + 1);
-          expect(JSON.stringify(restoreSession(back!).toJSON())).toBe(JSON.stringify(s.toJSON()));
-        }
-        const events = (await store.readEvents(run.id, { after: claim.run.eventSeq })).map((e) => [
-          e.seq,
-          e.type,
-        ]);
-        expect(events).toEqual([1, 2, 3].map((i) => [claim.run.eventSeq + i, "run.checkpoint"]));
-        // A later single commit continues the chain from the batch's last checkpoint.
-        const s4 = s3.append({ kind: "assistant", content: "four" });
-        expect(await commit(store, claim, s4, null, "s3")).toMatchObject({ checkpointSeq: 4 });
-        expect(JSON.stringify(restoreSession((await store.loadCheckpoint(run.id))!).toJSON())).toBe(
-          JSON.stringify(s4.toJSON()),
-        );
-      },
-    );
-
-    group.test(
-      "a bad batch of step commits is invalid_argument, a stale one stale_fence, and neither changes the run",
-      async () => {
-        const store = group.track(await context.create());
-        if (!store.commitSteps) return;
-        const { session, run, claim, base } = await claimedRun(store, "bad batch");
-        const first = encodeCheckpoint(session.append({ kind: "assistant", content: "a" }), base, {
-          sequence: 1,
-          stepId: "first",
-          nextStep: "second",
-        });
-        const second = encodeCheckpoint(
-          session.append({ kind: "assistant", content: "a" }, { kind: "assistant", content: "b" }),
-          first.next(PREVIOUS_CHECKPOINT),
-          { sequence: 2, stepId: "second", nextStep: "third" },
-        );
-        const gap = { ...second.write, sequence: 3 };
-        for (const [name, writes] of [
-          ["empty", []],
-          ["first names the previous", [second.write]],
-          ["sequence gap", [first.write, gap]],
-        ] as const) {
-          await expectOpenRathError(
-            () => store.commitSteps!(claim.fence, writes),
-            "invalid_argument",
-            `commitSteps(${name})`,
+          expect(writes.slice(1).map((w) => [w.baseId, w.newChunks.length])).toEqual([
+            [PREVIOUS_CHECKPOINT, 1],
+            [PREVIOUS_CHECKPOINT, 1],
+          ]);
+          const committed = await store.groupCommit!.commitSteps(claim.fence, writes);
+          expect(committed).toMatchObject({
+            version: claim.run.version + 1,
+            checkpointSeq: 3,
+            nextStep: "s3",
+            eventSeq: claim.run.eventSeq + 3,
+          });
+          for (const [i, s] of sessions.entries()) {
+            const back = await store.loadCheckpoint(run.id, i + 1);
+            expect(JSON.stringify(restoreSession(back!).toJSON())).toBe(JSON.stringify(s.toJSON()));
+          }
+          const events = (await store.readEvents(run.id, { after: claim.run.eventSeq })).map((e) => [
+            e.seq,
+            e.type,
+          ]);
+          expect(events).toEqual([1, 2, 3].map((i) => [claim.run.eventSeq + i, "run.checkpoint"]));
+          // A later single commit continues the chain from the batch's last checkpoint.
+          const s4 = s3.append({ kind: "assistant", content: "four" });
+          expect(await commit(store, claim, s4, null, "s3")).toMatchObject({ checkpointSeq: 4 });
+          expect(JSON.stringify(restoreSession((await store.loadCheckpoint(run.id))!).toJSON())).toBe(
+            JSON.stringify(s4.toJSON()),
           );
-        }
-        await expectOpenRathError(
-          () =>
-            store.commitSteps!({ ...claim.fence, token: claim.fence.token + 1 }, [first.write, second.write]),
-          "stale_fence",
-          "commitSteps(stale token)",
-        );
-        expect(await store.getRun(run.id)).toMatchObject({ version: claim.run.version, checkpointSeq: 0 });
-        expect(await store.loadCheckpoint(run.id, 1)).toBeUndefined();
-      },
-    );
+        },
+      );
+
+      group.test(
+        "a bad batch of step commits is invalid_argument, a stale one stale_fence, and neither changes the run",
+        async () => {
+          const store = group.track(await context.create());
+          const { session, run, claim, base } = await claimedRun(store, "bad batch");
+          const first = encodeCheckpoint(session.append({ kind: "assistant", content: "a" }), base, {
+            sequence: 1,
+            stepId: "first",
+            nextStep: "second",
+          });
+          const second = encodeCheckpoint(
+            session.append({ kind: "assistant", content: "a" }, { kind: "assistant", content: "b" }),
+            first.next(PREVIOUS_CHECKPOINT),
+            { sequence: 2, stepId: "second", nextStep: "third" },
+          );
+          const gap = { ...second.write, sequence: 3 };
+          for (const [name, writes] of [
+            ["empty", []],
+            ["first names the previous", [second.write]],
+            ["sequence gap", [first.write, gap]],
+          ] as const) {
+            await expectOpenRathError(
+              () => store.groupCommit!.commitSteps(claim.fence, writes),
+              "invalid_argument",
+              `commitSteps(${name})`,
+            );
+          }
+          await expectOpenRathError(
+            () =>
+              store.groupCommit!.commitSteps({ ...claim.fence, token: claim.fence.token + 1 }, [
+                first.write,
+                second.write,
+              ]),
+            "stale_fence",
+            "commitSteps(stale token)",
+          );
+          expect(await store.getRun(run.id)).toMatchObject({ version: claim.run.version, checkpointSeq: 0 });
+          expect(await store.loadCheckpoint(run.id, 1)).toBeUndefined();
+        },
+      );
+
+      group.test(
+        "the plain path still commits on a store with groupCommit: commitStep per step stores what one group commit stores",
+        async () => {
+          const store = group.track(await context.create());
+          const plainRun = await claimedRun(store, "one by one");
+          const groupedRun = await claimedRun(store, "together");
+          const steps = (s: Session) => {
+            const s1 = s.append({ kind: "assistant", content: "one" });
+            const s2 = s1.append({ kind: "assistant", content: "two" });
+            return [s1, s2, s2.append({ kind: "assistant", content: "three" })];
+          };
+          const plainSessions = steps(plainRun.session);
+          for (const [i, s] of plainSessions.entries())
+            await commit(store, plainRun.claim, s, i === 2 ? null : `s${i + 1}`, `s${i}`);
+          const groupedSessions = steps(groupedRun.session);
+          let base = groupedRun.base;
+          const writes = groupedSessions.map((s, i) => {
+            const encoded = encodeCheckpoint(s, base, {
+              sequence: i + 1,
+              stepId: `s${i}`,
+              nextStep: i === 2 ? null : `s${i + 1}`,
+            });
+            base = encoded.next(PREVIOUS_CHECKPOINT);
+            return encoded.write;
+          });
+          await store.groupCommit!.commitSteps(groupedRun.claim.fence, writes);
+          const plain = (await store.getRun(plainRun.run.id))!;
+          const grouped = (await store.getRun(groupedRun.run.id))!;
+          // One version bump per plain commit, one for the group; the same checkpoints and events.
+          expect(plain.version).toBe(plainRun.claim.run.version + 3);
+          expect(grouped.version).toBe(groupedRun.claim.run.version + 1);
+          for (const run of [plain, grouped]) expect(run).toMatchObject({ checkpointSeq: 3, nextStep: null });
+          for (let i = 1; i <= 3; i++) {
+            const a = restoreSession((await store.loadCheckpoint(plain.id, i))!);
+            const b = restoreSession((await store.loadCheckpoint(grouped.id, i))!);
+            expect(b.toJSON()).toEqual(groupedSessions[i - 1]!.toJSON());
+            expect(a.toJSON()).toEqual(plainSessions[i - 1]!.toJSON());
+          }
+          const types = async (id: string) => (await store.readEvents(id)).map((e) => e.type);
+          expect(await types(plain.id)).toEqual(await types(grouped.id));
+        },
+      );
+    } else
+      group.skip(
+        "groupCommit.commitSteps stores every step's checkpoint, each against the one before, with one event each",
+        "no groupCommit capability",
+      );
   });
 }

@@ -1,8 +1,9 @@
+import { Session } from "@openrath/core";
 import { type Claim, encodeCheckpoint, type RunStoreV1 } from "@openrath/runtime-durable/store";
 import { expect } from "vitest";
 import { describeGroup } from "../internal/describe-group.js";
 import { expectOpenRathError } from "../internal/expect-error.js";
-import { baseOfRun, registeredPlan, sleep, submit } from "./fixtures.js";
+import { baseOfRun, claimOne, registeredPlan, sleep, submit } from "./fixtures.js";
 import type { StoreSuiteContext } from "./suite-context.js";
 
 /** Claims: exclusive among concurrent claimers, filtered by plan, ordered, capped per tenant. */
@@ -144,6 +145,19 @@ export function claimsSuite(context: StoreSuiteContext): void {
 
     if (context.capabilities.claimOnSubmit) {
       group.test(
+        "the plain submit never claims on a store with claimOnSubmit: the run is queued for a claim",
+        async () => {
+          const store = group.track(await context.create());
+          const plan = await registeredPlan(store);
+          const { run } = await submit(store, plan);
+          expect(run).toMatchObject({ status: "queued", leaseHolder: null, fencingToken: 0, eventSeq: 1 });
+          expect((await store.readEvents(run.id)).map((e) => e.type)).toEqual(["run.created"]);
+          const claim = await claimOne(store, plan, "w-plain");
+          expect(claim.run).toMatchObject({ id: run.id, status: "running", leaseHolder: "w-plain" });
+        },
+      );
+
+      group.test(
         "a submission with a claim starts its run leased to that worker, fenced like any claim",
         async () => {
           const store = group.track(await context.create());
@@ -252,6 +266,45 @@ export function claimsSuite(context: StoreSuiteContext): void {
           expect((await store.finish(taken!.fence, { status: "succeeded" })).status).toBe("succeeded");
         },
       );
+
+      if (context.capabilities.newSessionSubmit) {
+        group.test(
+          "claimOnSubmit.submitIfNew claims a new session's run, and writes nothing for a session with a checkpoint",
+          async () => {
+            const store = group.track(await context.create());
+            const fast = store.claimOnSubmit!;
+            expect(fast.submitIfNew, "claimOnSubmit.submitIfNew beside newSessionSubmit").toBeTypeOf(
+              "function",
+            );
+            const plan = await registeredPlan(store);
+            const input = (session: Session) => ({
+              tenantId: "tenant-a",
+              planHash: plan.hash,
+              checkpoint: encodeCheckpoint(session, null, { sequence: 0, stepId: null, nextStep: plan.entry })
+                .write,
+              fingerprint: `fp-${session.id}`,
+            });
+            const claim = { workerId: "w-new", leaseMs: 30_000 };
+            const session = Session.fromUserMessage("new and claimed");
+            const made = await fast.submitIfNew!(input(session), [session.id], claim);
+            expect(made).toMatchObject({
+              created: true,
+              run: { status: "running", leaseHolder: "w-new", eventSeq: 2, sessionId: session.id },
+            });
+            expect((await store.readEvents(made!.run.id)).map((e) => e.type)).toEqual([
+              "run.created",
+              "run.claimed",
+            ]);
+            await store.finish(
+              { runId: made!.run.id, token: made!.run.fencingToken, workerId: "w-new" },
+              { status: "succeeded" },
+            );
+            const headed = session.append({ kind: "user", content: "again" });
+            expect(await fast.submitIfNew!(input(headed), [headed.id, session.id], claim)).toBeUndefined();
+            expect(await store.listRuns({ tenantId: "tenant-a" })).toHaveLength(1);
+          },
+        );
+      }
 
       group.test("a malformed claim is invalid_argument and writes nothing", async () => {
         const store = group.track(await context.create());

@@ -6,6 +6,7 @@ import {
   encodeCheckpoint,
   type RunRecord,
   type RunStoreV1,
+  type SubmitClaim,
   type SubmitInput,
 } from "@openrath/runtime-durable/store";
 
@@ -37,8 +38,11 @@ export interface SubmitFixture {
   readonly priority?: number;
   readonly deadline?: number;
   readonly notBefore?: number;
-  /** Claims the run for this worker in the submission when it may start at once (`SubmitInput.claim`). */
-  readonly claim?: { readonly workerId: string; readonly leaseMs: number };
+  /**
+   * Submits through the fast path `store.claimOnSubmit`, which claims the run for this worker when
+   * it may start at once. Without it the plain `store.submit` is used.
+   */
+  readonly claim?: SubmitClaim;
 }
 
 /** Submits a run of `plan` on a fresh session (or `options.session`), encoded against the session's head. */
@@ -71,10 +75,10 @@ export async function submit(
     ...(options.priority === undefined ? {} : { priority: options.priority }),
     ...(options.deadline === undefined ? {} : { deadline: options.deadline }),
     ...(options.notBefore === undefined ? {} : { notBefore: options.notBefore }),
-    ...(options.claim === undefined ? {} : { claim: options.claim }),
   };
-  const result = await store.submit(input);
-  return { ...result, session };
+  if (options.claim === undefined) return { ...(await store.submit(input)), session };
+  if (!store.claimOnSubmit) throw new Error(`the ${store.name} store has no claimOnSubmit member`);
+  return { ...(await store.claimOnSubmit.submit(input, options.claim)), session };
 }
 
 /** Claims exactly one run of `plan` for `workerId`; fails the test when none is claimable. */

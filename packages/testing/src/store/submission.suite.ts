@@ -1,4 +1,5 @@
 import { Session } from "@openrath/core";
+import type { CompiledPlan } from "@openrath/runtime-durable";
 import {
   encodeCheckpoint,
   type RunRecord,
@@ -12,7 +13,20 @@ import { expectOpenRathError } from "../internal/expect-error.js";
 import { claimOne, registeredPlan, submit } from "./fixtures.js";
 import type { StoreSuiteContext } from "./suite-context.js";
 
-/** Plans, idempotent submission with fingerprints, and one active run per session. */
+/** A submission of `session` with checkpoint 0 encoded without a base, as for a session new to the store. */
+function newSessionInput(plan: CompiledPlan, session: Session): SubmitInput {
+  return {
+    tenantId: "tenant-a",
+    planHash: plan.hash,
+    checkpoint: encodeCheckpoint(session, null, { sequence: 0, stepId: null, nextStep: plan.entry }).write,
+    fingerprint: `fp-${session.id}`,
+  };
+}
+
+/**
+ * Plans, idempotent submission with fingerprints, one active run per session, and the fast path
+ * `newSessionSubmit` beside the plain submission.
+ */
 export function submissionSuite(context: StoreSuiteContext): void {
   describeGroup<RunStoreV1>(context, "submission", "store", (group) => {
     group.test(
@@ -31,38 +45,74 @@ export function submissionSuite(context: StoreSuiteContext): void {
       },
     );
 
-    group.test(
-      "submitIfNew writes a new session's run in one call, and writes nothing when the session or a lineage parent has a checkpoint",
-      async () => {
-        const store = group.track(await context.create());
-        if (!store.submitIfNew) return;
-        const plan = await registeredPlan(store);
-        const session = Session.fromUserMessage("a new conversation");
-        const write = (s: Session) =>
-          encodeCheckpoint(s, null, { sequence: 0, stepId: null, nextStep: plan.entry }).write;
-        const input = (s: Session) => ({
-          tenantId: "tenant-a",
-          planHash: plan.hash,
-          checkpoint: write(s),
-          fingerprint: `fp-${s.id}`,
-        });
-        const first = await store.submitIfNew(input(session), [session.id]);
-        expect(first).toMatchObject({ created: true, run: { status: "queued", sessionId: session.id } });
-        expect(JSON.stringify(restoreSession((await store.loadCheckpoint(first!.run.id))!).toJSON())).toBe(
-          JSON.stringify(session.toJSON()),
-        );
-        await store.cancel(first!.run.id);
-        const again = session.append({ kind: "user", content: "more" });
-        expect(await store.submitIfNew(input(again), [again.id])).toBeUndefined();
-        const fork = again.fork();
-        expect(await store.submitIfNew(input(fork), [fork.id, again.id])).toBeUndefined();
-        // Another tenant has no head for it.
-        expect(await store.submitIfNew({ ...input(again), tenantId: "tenant-b" }, [again.id])).toMatchObject({
-          created: true,
-        });
-        expect(await store.listRuns({ tenantId: "tenant-a" })).toHaveLength(1);
-      },
-    );
+    if (context.capabilities.newSessionSubmit) {
+      group.test(
+        "newSessionSubmit.submitIfNew writes a new session's run in one call, and writes nothing when the session or a lineage parent has a checkpoint",
+        async () => {
+          const store = group.track(await context.create());
+          const fast = store.newSessionSubmit!;
+          const plan = await registeredPlan(store);
+          const session = Session.fromUserMessage("a new conversation");
+          const input = (s: Session) => newSessionInput(plan, s);
+          const first = await fast.submitIfNew(input(session), [session.id]);
+          expect(first).toMatchObject({ created: true, run: { status: "queued", sessionId: session.id } });
+          expect(JSON.stringify(restoreSession((await store.loadCheckpoint(first!.run.id))!).toJSON())).toBe(
+            JSON.stringify(session.toJSON()),
+          );
+          await store.cancel(first!.run.id);
+          const again = session.append({ kind: "user", content: "more" });
+          expect(await fast.submitIfNew(input(again), [again.id])).toBeUndefined();
+          const fork = again.fork();
+          expect(await fast.submitIfNew(input(fork), [fork.id, again.id])).toBeUndefined();
+          // Another tenant has no head for it.
+          expect(await fast.submitIfNew({ ...input(again), tenantId: "tenant-b" }, [again.id])).toMatchObject(
+            {
+              created: true,
+            },
+          );
+          expect(await store.listRuns({ tenantId: "tenant-a" })).toHaveLength(1);
+        },
+      );
+
+      group.test(
+        "the plain path still submits a new session on a store with newSessionSubmit, as the fast path does",
+        async () => {
+          const store = group.track(await context.create());
+          const plan = await registeredPlan(store);
+          const viaFast = Session.fromUserMessage("the same words");
+          const viaPlain = Session.fromUserMessage("the same words");
+          const fast = await store.newSessionSubmit!.submitIfNew(newSessionInput(plan, viaFast), [
+            viaFast.id,
+          ]);
+          // The plain path: the session's head (none), checkpoint 0 encoded without a base, `submit`.
+          expect(await store.findSessionHead("tenant-a", [viaPlain.id])).toBeUndefined();
+          const plain = await store.submit(newSessionInput(plan, viaPlain));
+          const shape = (r: RunRecord) => ({
+            status: r.status,
+            version: r.version,
+            eventSeq: r.eventSeq,
+            checkpointSeq: r.checkpointSeq,
+            nextStep: r.nextStep,
+            attempt: r.attempt,
+          });
+          expect(plain.created).toBe(true);
+          expect(shape(plain.run)).toEqual(shape(fast!.run));
+          for (const [result, session] of [
+            [fast!, viaFast],
+            [plain, viaPlain],
+          ] as const) {
+            expect(restoreSession((await store.loadCheckpoint(result.run.id))!).toJSON()).toEqual(
+              session.toJSON(),
+            );
+            expect((await store.readEvents(result.run.id)).map((e) => e.type)).toEqual(["run.created"]);
+          }
+        },
+      );
+    } else
+      group.skip(
+        "newSessionSubmit.submitIfNew writes a new session's run in one call",
+        "no newSessionSubmit capability",
+      );
 
     group.test("a run for an unknown plan hash is unknown_plan and creates nothing", async () => {
       const store = group.track(await context.create());
@@ -198,10 +248,10 @@ export function submissionSuite(context: StoreSuiteContext): void {
           store
             .submit(input(Session.fromUserMessage("no plan"), { planHash: "f".repeat(64) }))
             .catch((e: unknown) => e),
-          store.submitIfNew
+          store.newSessionSubmit && context.capabilities.newSessionSubmit
             ? [
-                store.submitIfNew(input(headed), [headed.id]),
-                store.submitIfNew(input(newcomer), [newcomer.id]),
+                store.newSessionSubmit.submitIfNew(input(headed), [headed.id]),
+                store.newSessionSubmit.submitIfNew(input(newcomer), [newcomer.id]),
               ]
             : [],
         ] as const;
@@ -236,7 +286,7 @@ export function submissionSuite(context: StoreSuiteContext): void {
             expect(r).toMatchObject({ status: "rejected", reason: { code: "idempotency_conflict" } });
         }
         expect(await unknown).toMatchObject({ code: "unknown_plan" });
-        if (store.submitIfNew) {
+        if (context.capabilities.newSessionSubmit) {
           const [none, made] = await Promise.all(ifNew);
           expect(none).toBeUndefined();
           expect(made).toMatchObject({ created: true, run: { sessionId: newcomer.id } });
