@@ -1,5 +1,7 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
@@ -56,4 +58,44 @@ describe("the openrath binary", () => {
     const forced = openrath(["bogus"], { FORCE_COLOR: "1" }).stderr;
     expect(forced.startsWith(`${ESC}[31mopenrath:${ESC}[39m unknown command`)).toBe(true);
   });
+});
+
+describe("Ctrl-C during the demo", () => {
+  it("says it is stopping, cancels the model call in flight and exits 130 at once", async () => {
+    // A model server that never answers: the demo waits in its first model call.
+    const server = createServer(() => {});
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const child = spawn(
+      process.execPath,
+      ["--conditions=@openrath/source", "--import", "tsx", "src/bin.ts", "demo"],
+      {
+        cwd: packageDir,
+        env: {
+          PATH: process.env.PATH ?? "",
+          OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+          OPENAI_API_KEY: "k",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stderr = "";
+    const waiting = new Promise<void>((resolve) => server.once("request", () => resolve()));
+    child.stderr.on("data", (part) => (stderr += part));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    try {
+      await waiting;
+      const sent = Date.now();
+      child.kill("SIGINT");
+      const code = await exited;
+      expect(code).toBe(130);
+      expect(Date.now() - sent, "exit took too long after SIGINT").toBeLessThan(5_000);
+      expect(stderr).toContain("Stopping the demo");
+      expect(stderr).toMatch(/Stopped\.\n$/);
+    } finally {
+      child.kill("SIGKILL");
+      server.closeAllConnections();
+      server.close();
+    }
+  }, 60_000);
 });

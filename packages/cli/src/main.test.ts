@@ -1,5 +1,7 @@
 import { existsSync } from "node:fs";
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { lineageGraph } from "@openrath/core";
@@ -314,6 +316,7 @@ describe("openrath sessions", () => {
   });
 
   it("says so when a directory has no logs", async () => {
+    await mkdir(join(dir, "empty"));
     const run = await cli(["sessions", "list", "--dir", "empty"]);
     expect(run).toMatchObject({ code: 0, stdout: `No session logs in ${join(dir, "empty")}\n` });
   });
@@ -350,4 +353,70 @@ describe("openrath sessions", () => {
     expect(ambiguous.code).toBe(1);
     expect(ambiguous.stderr).toMatch(/"0" matches 8 sessions .*give more of the id\. \[ambiguous\]\n$/);
   });
+});
+
+describe("what the commands used to get wrong", () => {
+  it("refuses a --dir that does not exist instead of listing nothing", async () => {
+    const run = await cli(["sessions", "list", "--dir", "no-such-dir"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`openrath: No such directory: ${join(dir, "no-such-dir")} [not_found]\n`);
+    const prune = await cli(["sessions", "prune", "--older-than", "1d", "--dir", "no-such-dir"]);
+    expect(prune.code).toBe(1);
+    expect(prune.stderr).toContain("[not_found]");
+  });
+
+  it("resolves relative paths against the directory a package script was started from", async () => {
+    const run = await cli(["lineage", "no-such-dir"], {
+      cwd: undefined,
+      env: { PATH: process.env.PATH, npm_lifecycle_event: "demo", INIT_CWD: dir },
+    });
+    expect(run.stderr).toBe(`openrath: No such file or directory: ${join(dir, "no-such-dir")} [not_found]\n`);
+  });
+
+  it("prints a replay command that runs in a fresh clone when the demo ran through pnpm", async () => {
+    expect(demo.stderr).toContain(`replay with: openrath replay ${join(dir, "recording")}\n`);
+    const viaPnpm = await cli(["demo", "--record", "via-pnpm"], {
+      env: { PATH: process.env.PATH, npm_lifecycle_event: "demo", INIT_CWD: dir },
+    });
+    expect(viaPnpm.code).toBe(0);
+    expect(viaPnpm.stderr).toContain(`replay with: pnpm openrath replay ${join(dir, "via-pnpm")}\n`);
+  }, 60_000);
+
+  it("fails with no_answer when an OpenAI-compatible server answers without text", async () => {
+    // Every role answers but the writer, whose reply has no text; the router picks the writer.
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (part) => (body += part));
+      req.on("end", () => {
+        const content = body.includes("You are the writer.")
+          ? ""
+          : body.includes("Reply with the number only.")
+            ? "0"
+            : "done";
+        res.setHeader("content-type", "application/json");
+        res.end(
+          JSON.stringify({
+            id: "chatcmpl-empty",
+            object: "chat.completion",
+            created: 0,
+            model: "empty-model",
+            choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content } }],
+            usage: { prompt_tokens: 1, completion_tokens: 0, total_tokens: 1 },
+          }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const run = await cli(["demo"], {
+        env: { PATH: process.env.PATH, OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: "k" },
+      });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain("Answer: (no answer)");
+      expect(run.stderr).toMatch(/openrath: The run ended without an answer from .*\[no_answer\]\n$/);
+    } finally {
+      server.close();
+    }
+  }, 60_000);
 });

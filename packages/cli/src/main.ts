@@ -94,7 +94,7 @@ export async function main(argv: readonly string[], io: CliIO = {}): Promise<num
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
   const env = io.env ?? process.env;
-  const cwd = io.cwd ?? process.cwd();
+  const cwd = io.cwd ?? launchDirectory(env);
   const err = colors(stderr, env);
   const ctx: CommandContext = {
     stdout,
@@ -167,4 +167,12 @@ export async function main(argv: readonly string[], io: CliIO = {}): Promise<num
     }
     return usage ? 2 : 1;
   }
+}
+
+/**
+ * The directory the user ran the command from: a package script (`pnpm demo`) runs in the package's
+ * folder, and pnpm and npm keep the user's directory in `INIT_CWD`.
+ */
+function launchDirectory(env: Readonly<Record<string, string | undefined>>): string {
+  return env.npm_lifecycle_event && env.INIT_CWD ? env.INIT_CWD : process.cwd();
 }

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { type ProviderV1, ReplayProvider } from "@openrath/core";
+import { OpenRathError, type ProviderV1, ReplayProvider } from "@openrath/core";
 import { runDemo } from "../demo/demo.js";
 import type { Command } from "../internal/command.js";
 import { renderLineageHtml } from "../viewer/render-lineage-html.js";
@@ -58,6 +58,16 @@ export const demoCommand: Command = {
       ctx.stderr.write(`Using ${provider.model} through ${ctx.env.OPENAI_BASE_URL || "the OpenAI API"}.\n`);
     }
     const progress = ctx.progress();
+    const stop = new AbortController();
+    const onSignal = () => {
+      if (stop.signal.aborted) process.exit(130);
+      progress.done();
+      ctx.stderr.write(
+        "Stopping the demo: cancelling the model call in flight and closing its sandboxes (press Ctrl-C again to quit at once)\n",
+      );
+      stop.abort();
+    };
+    process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
     let result: Awaited<ReturnType<typeof runDemo>>;
     try {
       result = await runDemo({
@@ -65,14 +75,20 @@ export const demoCommand: Command = {
         ...(record ? { record } : {}),
         ...(replay ? { replay } : {}),
         log: (line) => progress.update(line),
+        signal: stop.signal,
       });
+    } catch (error) {
+      if (!stop.signal.aborted) throw error;
+      ctx.stderr.write("Stopped.\n");
+      return 130;
     } finally {
+      process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
       progress.done();
     }
     ctx.stdout.write(result.output);
     if (record) {
       ctx.stderr.write(
-        `Recorded ${result.logs.length} sessions to ${record}; replay with: openrath replay ${record}\n`,
+        `Recorded ${result.logs.length} sessions to ${record}; replay with: ${openrathCommand(ctx.env)} replay ${record}\n`,
       );
     }
     if (result.provider instanceof ReplayProvider) {
@@ -88,6 +104,18 @@ export const demoCommand: Command = {
       );
       ctx.stderr.write(`Wrote the lineage viewer to ${lineage}\n`);
     }
+    if (result.session.text() === undefined) {
+      throw new OpenRathError(
+        "no_answer",
+        `The run ended without an answer from ${result.provider.model}: the model's replies had no text (see the lineage above)`,
+        { details: { provider: result.provider.name, model: result.provider.model } },
+      );
+    }
     return 0;
   },
 };
+
+/** How the user can run `openrath` again: through the workspace script when the demo ran through pnpm. */
+function openrathCommand(env: Readonly<Record<string, string | undefined>>): string {
+  return env.npm_lifecycle_event ? "pnpm openrath" : "openrath";
+}

@@ -34,6 +34,15 @@ function logDir(ctx: CommandContext, option: string | true | undefined): string 
   return typeof option === "string" ? ctx.resolve(option) : defaultSessionLogDir();
 }
 
+/** A directory the user named must exist: an empty listing of a mistyped path would mislead. */
+async function mustBeDirectory(dir: string): Promise<void> {
+  const found = await stat(dir).catch(() => undefined);
+  if (!found) throw new OpenRathError("not_found", `No such directory: ${dir}`, { details: { dir } });
+  if (!found.isDirectory()) {
+    throw new OpenRathError("invalid_argument", `Not a directory: ${dir}`, { details: { dir } });
+  }
+}
+
 /** One line of text: whitespace collapsed, cut to `max` characters. */
 function preview(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();
@@ -75,6 +84,7 @@ const listCommand: Command = {
   examples: ["openrath sessions list", "openrath sessions list --dir ./recording"],
   async run(ctx, { options }) {
     const dir = logDir(ctx, options.dir);
+    if (typeof options.dir === "string") await mustBeDirectory(dir);
     const entries = await listSessionLogs(dir);
     if (entries.length === 0) {
       if (options.json) return 0;
@@ -230,6 +240,7 @@ const pruneCommand: Command = {
       throw new UsageError(`--older-than: ${(error as Error).message}`);
     }
     const dir = logDir(ctx, options.dir);
+    if (typeof options.dir === "string") await mustBeDirectory(dir);
     const dry = options["dry-run"] === true;
     const cutoff = ctx.now() - age;
     const entries = await listSessionLogs(dir);

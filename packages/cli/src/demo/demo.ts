@@ -32,6 +32,8 @@ export interface DemoOptions {
   readonly log?: (line: string) => void;
   /** Every event of the run, for callers that show their own progress. */
   readonly onEvent?: (event: RunEvent) => void;
+  /** Stops the run: the model call or tool in flight is cancelled and the sandboxes are closed. */
+  readonly signal?: AbortSignal;
 }
 
 /** What one demo run produced. */
@@ -74,7 +76,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   recorder.add(input);
   let session: Session;
   try {
-    session = await flow.run(input, { onEvent: recorder.onEvent });
+    session = await flow.run(input, {
+      onEvent: recorder.onEvent,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
   } finally {
     await closeAllSandboxes();
   }
