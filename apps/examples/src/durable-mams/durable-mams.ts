@@ -8,9 +8,10 @@
  * worker restarts under the same identity, so it takes its run back at once.
  */
 import { rm } from "node:fs/promises";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { runDurableMams } from "./run-durable-mams.js";
+import { runDurableMams } from "@openrath/demo/durable";
+import { pgliteStore } from "@openrath/store-postgres";
 
 async function main() {
   const { values } = parseArgs({
@@ -20,8 +21,18 @@ async function main() {
   if (values.fresh) await rm(dir, { recursive: true, force: true });
   const print = (line: string) => process.stdout.write(`${line}\n`);
   print(`OpenRath durable MAMS demo — state in ${dir}. Kill it any time and run the same command again.`);
-  const { session } = await runDurableMams({ dir, pauseMs: Number(values["pause-ms"] ?? 1500), log: print });
-  print(`\nAnswer: ${session.text() ?? "(no answer)"}`);
+  const store = await pgliteStore({ dataDir: join(dir, "db") });
+  try {
+    const { session } = await runDurableMams({
+      store,
+      workspace: join(dir, "workspace"),
+      pauseMs: Number(values["pause-ms"] ?? 1500),
+      log: print,
+    });
+    print(`\nAnswer: ${session.text() ?? "(no answer)"}`);
+  } finally {
+    await store.close();
+  }
   print("Run it again to see the finished run's answer at once, or pass --fresh to start over.");
 }
 

@@ -3,3 +3,4 @@
  * because it needs `@openrath/runtime-durable` (an optional peer dependency of this package).
  */
 export { DurableMamsWorkflow } from "./durable-mams-workflow.js";
+export { type DurableMamsOptions, type DurableMamsResult, runDurableMams } from "./run-durable-mams.js";
