@@ -1,7 +1,9 @@
 import { spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
@@ -98,4 +100,52 @@ describe("Ctrl-C during the demo", () => {
       server.close();
     }
   }, 60_000);
+});
+
+describe("openrath demo --durable", () => {
+  it("killed with -9 mid-run, the same command continues after the last finished step", async () => {
+    const state = mkdtempSync(join(tmpdir(), "openrath-cli-durable-"));
+    const start = () => {
+      const child = spawn(
+        process.execPath,
+        [
+          "--conditions=@openrath/source",
+          "--import",
+          "tsx",
+          "src/bin.ts",
+          "demo",
+          "--durable",
+          "--state",
+          state,
+        ],
+        { cwd: packageDir, env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "pipe"] },
+      );
+      let out = "";
+      child.stdout.on("data", (part) => (out += part));
+      child.stderr.on("data", (part) => (out += part));
+      const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+      return { child, exited, output: () => out };
+    };
+    try {
+      const first = start();
+      while (!first.output().includes("(checkpoint 2)")) {
+        if (first.child.exitCode !== null) throw new Error(first.output());
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      first.child.kill("SIGKILL");
+      await first.exited;
+      expect(first.output()).not.toContain("Answer:");
+      const runId = /Started run ([0-9a-f-]+)/.exec(first.output())?.[1];
+      expect(runId).toBeDefined();
+
+      const second = start();
+      expect(await second.exited, second.output()).toBe(0);
+      expect(second.output()).toMatch(new RegExp(`Resuming run ${runId}: [2-9] step\\(s\\) done`));
+      expect(second.output()).not.toContain("(checkpoint 1)");
+      expect(second.output()).toContain("Answer: Here is what the team found.");
+      expect(second.output()).toContain(`Run ${runId}: succeeded.`);
+    } finally {
+      rmSync(state, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

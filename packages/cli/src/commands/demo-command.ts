@@ -1,8 +1,10 @@
 import { mkdir, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { OpenRathError, type ProviderV1, ReplayProvider } from "@openrath/core";
 import { runDemo } from "../demo/demo.js";
-import type { Command } from "../internal/command.js";
+import { UsageError } from "../internal/args.js";
+import type { Command, CommandContext } from "../internal/command.js";
+import { ensureLocalSandbox } from "../internal/ensure-local-sandbox.js";
 import { renderLineageHtml } from "../viewer/render-lineage-html.js";
 
 /** `openrath demo`: runs the MAMS demo and prints its report. */
@@ -37,11 +39,22 @@ export const demoCommand: Command = {
       description: "Also write the run's lineage viewer to this file.",
     },
     { name: "scripted", description: "Use the scripted model even when OPENAI_API_KEY is set." },
+    {
+      name: "durable",
+      description:
+        "Run the team as a durable run on the embedded store: stop it at any point (Ctrl-C, kill -9), run the same command again, and it continues after the last finished step.",
+    },
+    {
+      name: "state",
+      value: "<dir>",
+      description: "Where --durable keeps its database and workspace (default ./.openrath).",
+    },
   ],
   examples: [
     "openrath demo",
     "openrath demo --record ./recording --lineage lineage.html",
     "openrath demo --replay ./recording",
+    "openrath demo --durable",
   ],
   async run(ctx, { options }) {
     const record = typeof options.record === "string" ? ctx.resolve(options.record) : undefined;
@@ -56,6 +69,15 @@ export const demoCommand: Command = {
         ...(ctx.env.OPENAI_BASE_URL ? { baseURL: ctx.env.OPENAI_BASE_URL } : {}),
       });
       ctx.stderr.write(`Using ${provider.model} through ${ctx.env.OPENAI_BASE_URL || "the OpenAI API"}.\n`);
+    }
+    if (options.durable) {
+      if (record || replay || lineage)
+        throw new UsageError("--durable runs without --record, --replay or --lineage");
+      return runDurable(
+        ctx,
+        ctx.resolve(typeof options.state === "string" ? options.state : ".openrath"),
+        provider,
+      );
     }
     const progress = ctx.progress();
     const stop = new AbortController();
@@ -114,6 +136,47 @@ export const demoCommand: Command = {
     return 0;
   },
 };
+
+/** `openrath demo --durable`: the same team as one durable run in the embedded store under `state`. */
+async function runDurable(
+  ctx: CommandContext,
+  state: string,
+  provider: ProviderV1 | undefined,
+): Promise<number> {
+  const { runDurableMams } = await import("@openrath/demo/durable");
+  const { pgliteStore } = await import("@openrath/store-postgres");
+  ensureLocalSandbox();
+  ctx.stderr.write(
+    `Durable MAMS demo, state in ${state}: stop it at any point and run the same command again.\n`,
+  );
+  const store = await pgliteStore({ dataDir: join(state, "db") });
+  try {
+    const { run, session } = await runDurableMams({
+      store,
+      workspace: join(state, "demo-workspace"),
+      pauseMs: 300,
+      ...(provider ? { provider } : {}),
+      log: (line) => ctx.stderr.write(`${line}\n`),
+      // The worker's own lines (started, stopping) would crowd the demo's; warnings still show.
+      workerLog: (level, message, data) => {
+        if (level === "warn" || level === "error")
+          ctx.stderr.write(`${level}: ${message} ${JSON.stringify(data ?? {})}\n`);
+      },
+    });
+    ctx.stdout.write(`Answer: ${session.text() ?? "(no answer)"}\n`);
+    ctx.stderr.write(
+      `Run ${run.id}: ${run.status}. Run the command again to see its answer at once; remove ${state} to start over.\n`,
+    );
+    if (session.text() === undefined) {
+      throw new OpenRathError("no_answer", `Run ${run.id} ended without an answer`, {
+        details: { runId: run.id },
+      });
+    }
+    return run.status === "succeeded" ? 0 : 1;
+  } finally {
+    await store.close();
+  }
+}
 
 /** How the user can run `openrath` again: through the workspace script when the demo ran through pnpm. */
 function openrathCommand(env: Readonly<Record<string, string | undefined>>): string {

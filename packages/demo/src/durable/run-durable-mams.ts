@@ -4,6 +4,7 @@ import {
   createDurableRuntime,
   type RunRecord,
   type RunStoreV1,
+  type WorkerLog,
 } from "@openrath/runtime-durable";
 import { localSandbox } from "@openrath/sandbox-local";
 import { scriptedBrain } from "../scripted-brain.js";
@@ -22,6 +23,8 @@ export interface DurableMamsOptions {
   readonly log?: (line: string) => void;
   /** The model (default: the demo's scripted brain, no API key needed). */
   readonly provider?: ProviderV1;
+  /** The worker's structured log (default: JSON lines on standard error, see `DurableWorkerOptions.log`). */
+  readonly workerLog?: WorkerLog;
 }
 
 /** What a call did: the run, whether it resumed one, and the final session. */
@@ -64,7 +67,12 @@ export async function runDurableMams(options: DurableMamsOptions): Promise<Durab
     existing ?? (await runtime.submit(flow.name, Session.fromUserMessage(TASK, { author: "user" })));
   if (existing) log(`Resuming run ${run.id}: ${run.checkpointSeq} step(s) done, next "${run.nextStep}".`);
   else log(`Started run ${run.id}.`);
-  const worker = runtime.worker({ workerId: "durable-mams-example", concurrency: 1, leaseMs: 10_000 });
+  const worker = runtime.worker({
+    workerId: "durable-mams-example",
+    concurrency: 1,
+    leaseMs: 10_000,
+    ...(options.workerLog ? { log: options.workerLog } : {}),
+  });
   await worker.start();
   const detach = runtime.closeOnSignals();
   try {
