@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { MIGRATIONS } from "./migrations/index.js";
 import { checkSchema, migrate } from "./migrator.js";
 import { postgresStore } from "./postgres-store.js";
+import type { Database } from "./schema.js";
 import { storeContext } from "./store/context.js";
 import { claimCandidates } from "./store/runs.js";
 import { POSTGRES_URL, postgres } from "./testing/postgres-url.js";
@@ -218,7 +219,7 @@ describe.skipIf(!postgres.available)(`migrations on PostgreSQL (${postgres.reaso
         )
         .execute(db);
       await sql.raw(`analyze ${s}.runs; analyze ${s}.tenant_limits`).execute(db);
-      const c = storeContext(db, schema);
+      const c = storeContext(db as unknown as Kysely<Database>, schema);
       const plan = await sql<{ "QUERY PLAN": string }>`explain ${claimCandidates(c, ["p"], 8)}`.execute(db);
       const text = plan.rows.map((r) => r["QUERY PLAN"]).join("\n");
       expect(text).toMatch(/Index Scan (using|on) runs_claim/);

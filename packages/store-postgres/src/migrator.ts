@@ -37,7 +37,7 @@ interface AppliedRow {
   additive: boolean;
 }
 
-async function readApplied(db: Kysely<unknown>, schema: string): Promise<AppliedRow[] | undefined> {
+async function readApplied<DB>(db: Kysely<DB>, schema: string): Promise<AppliedRow[] | undefined> {
   const exists = await sql<{
     present: boolean;
   }>`select to_regclass(${`${schema}.schema_migrations`}) is not null as present`.execute(db);
@@ -54,8 +54,8 @@ async function readApplied(db: Kysely<unknown>, schema: string): Promise<Applied
  * with the same checksum, and any newer one (from a later release) is additive — so an N−1 worker
  * stays ready against an N schema during a rollback window. Reads only; needs no DDL rights.
  */
-export async function checkSchema(
-  db: Kysely<unknown>,
+export async function checkSchema<DB>(
+  db: Kysely<DB>,
   schema: string,
   migrations: readonly Migration[] = MIGRATIONS,
 ): Promise<SchemaCheck> {
@@ -93,8 +93,8 @@ export async function checkSchema(
  * @returns the versions it applied.
  * @throws {DurableError} code `schema_mismatch` on a checksum mismatch or a newer non-additive schema.
  */
-export async function migrate(
-  db: Kysely<unknown>,
+export async function migrate<DB>(
+  db: Kysely<DB>,
   schema: string,
   migrations: readonly Migration[] = MIGRATIONS,
 ): Promise<number[]> {

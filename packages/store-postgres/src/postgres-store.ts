@@ -21,12 +21,13 @@ import { checkSchema, migrate, validSchema } from "./migrator.js";
 import { PGliteDialect } from "./pglite-dialect.js";
 import type { PGliteInstance } from "./pglite-instance.js";
 import { preparedPool } from "./prepared-pool.js";
+import type { Database } from "./schema.js";
 import { notifySignals } from "./signals/notify-signals.js";
 import { pgliteTransport, pgTransport } from "./signals/transports.js";
 import { referencedArtifacts } from "./store/artifact-references.js";
 import { Batcher } from "./store/batcher.js";
 import { applyRetention, eraseSession, findSessionHead, loadCheckpoint } from "./store/checkpoints.js";
-import { mapDriverError, type StoreContext, storeContext } from "./store/context.js";
+import { mapDriverError, type StoreContext, storeContext, tables } from "./store/context.js";
 import { readEvents } from "./store/events.js";
 import { FINISH_BATCH, type FinishItem, finishRuns } from "./store/finish.js";
 import { expireInterrupts } from "./store/interrupts.js";
@@ -267,7 +268,7 @@ class KyselyRunStore implements RunStoreV1 {
   setTenantLimit: RunStoreV1["setTenantLimit"] = (tenantId, maxRunning) =>
     this.run(async () => {
       if (maxRunning === null) {
-        await sql`delete from ${this.c.t.limits} where tenant_id = ${tenantId}`.execute(this.c.db);
+        await tables(this.c).deleteFrom("tenant_limits").where("tenant_id", "=", tenantId).execute();
         return;
       }
       if (!Number.isInteger(maxRunning) || maxRunning < 1) {
@@ -276,8 +277,13 @@ class KyselyRunStore implements RunStoreV1 {
           `A tenant's running cap must be an integer ≥ 1 (or null for none), got ${maxRunning}.`,
         );
       }
-      await sql`insert into ${this.c.t.limits} (tenant_id, max_running) values (${tenantId}, ${maxRunning})
-        on conflict (tenant_id) do update set max_running = excluded.max_running`.execute(this.c.db);
+      await tables(this.c)
+        .insertInto("tenant_limits")
+        .values({ tenant_id: tenantId, max_running: maxRunning })
+        .onConflict((oc) =>
+          oc.column("tenant_id").doUpdateSet((eb) => ({ max_running: eb.ref("excluded.max_running") })),
+        )
+        .execute();
     });
 
   async close() {
@@ -291,8 +297,7 @@ class KyselyRunStore implements RunStoreV1 {
 /** Opens the store over `db`: migrates or checks the schema first. */
 async function open(
   name: string,
-  // biome-ignore lint/suspicious/noExplicitAny: raw SQL store.
-  db: Kysely<any>,
+  db: Kysely<Database>,
   options: StoreOptionsBase & { migrateDefault: boolean },
   makeSignals: (c: StoreContext) => ReturnType<typeof notifySignals>,
   capabilities: RunStoreCapabilities,
@@ -365,7 +370,7 @@ export async function postgresStore(options: PostgresStoreOptions = {}): Promise
   pool.on("connect", (client) => {
     client.on("error", () => {});
   });
-  const db = new Kysely({
+  const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: preparedPool(pool) }),
     ...kyselyLog(options),
   });
@@ -414,7 +419,7 @@ export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<Run
     unlock();
     throw error;
   }
-  const db = new Kysely({ dialect: new PGliteDialect(pglite), ...kyselyLog(options) });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), ...kyselyLog(options) });
   return open(
     "pglite",
     db,

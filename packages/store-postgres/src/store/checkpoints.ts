@@ -17,7 +17,7 @@ import {
 } from "@openrath/runtime-durable/store";
 import { type RawBuilder, sql, type Transaction } from "kysely";
 import { chunkFromRow, sessionHeads } from "./chunk-rows.js";
-import { type StoreContext, toMs } from "./context.js";
+import { type StoreContext, tables, toMs } from "./context.js";
 import { isUuid } from "./runs.js";
 
 export interface ChainRow {
@@ -309,7 +309,7 @@ async function deleteCheckpoints(
   doomed: readonly number[],
   runIds: readonly string[],
 ): Promise<RetentionResult> {
-  const { checkpoints, runs, events, heads } = c.t;
+  const { checkpoints, runs, events } = c.t;
   return c.db.transaction().execute(async (tx) => {
     if (doomed.length === 0 && runIds.length === 0)
       return { runsDeleted: 0, checkpointsDeleted: 0, chunksDeleted: 0 };
@@ -351,21 +351,27 @@ async function deleteCheckpoints(
       select k.run_id, k.event_seq, 'run.checkpoint', ${checkpointEventData(sql`k`)}, k.created_at from ${checkpoints} k
       where k.id = any(${doomedIds}::bigint[]) and k.event_seq > 0 and not (k.run_id = any(${[...runIds]}::uuid[]))
       on conflict do nothing`.execute(tx);
-    const gone = await sql<{
-      id: unknown;
-      body: Uint8Array;
-    }>`delete from ${checkpoints} where id = any(${doomedIds}::bigint[]) returning id, body`.execute(tx);
-    await sql`delete from ${heads} where checkpoint_id = any(${doomedIds}::bigint[])`.execute(tx);
+    // `= any(array)`, not `in (…)`: one statement text (one prepared statement) for any count.
+    const doomedAny = sql<string>`any(${doomedIds}::bigint[])`;
+    const gone = await tables(c, tx)
+      .deleteFrom("checkpoints")
+      .where("id", "=", doomedAny)
+      .returning(["id", "body"])
+      .execute();
+    await tables(c, tx).deleteFrom("session_heads").where("checkpoint_id", "=", doomedAny).execute();
     const candidates = new Set<string>();
     let chunksGone = 0;
-    for (const row of gone.rows) {
+    for (const row of gone) {
       for (const chunkId of packedGone.get(Number(row.id)) ?? []) if (!kept.has(chunkId)) chunksGone++;
       for (const chunkId of firstFormatIds(row.body)) candidates.add(chunkId);
     }
     let runsDeleted = 0;
     if (runIds.length > 0) {
-      const deleted = await sql`delete from ${runs} where id = any(${[...runIds]}::uuid[])`.execute(tx);
-      runsDeleted = Number(deleted.numAffectedRows ?? 0);
+      const deleted = await tables(c, tx)
+        .deleteFrom("runs")
+        .where("id", "=", sql<string>`any(${[...runIds]}::uuid[])`)
+        .executeTakeFirst();
+      runsDeleted = Number(deleted.numDeletedRows);
     }
     let chunksDeleted = chunksGone;
     if (candidates.size > 0) {
@@ -377,14 +383,15 @@ async function deleteCheckpoints(
         where r.tenant_id = ${tenantId} and get_byte(k.body, 0) = 0`.execute(tx);
       for (const row of remaining.rows) for (const id of firstFormatIds(row.body)) candidates.delete(id);
       if (candidates.size > 0) {
-        const deleted =
-          await sql`delete from ${c.t.chunks} where tenant_id = ${tenantId} and id = any(${[...candidates]}::text[])`.execute(
-            tx,
-          );
-        chunksDeleted += Number(deleted.numAffectedRows ?? 0);
+        const deleted = await tables(c, tx)
+          .deleteFrom("chunks")
+          .where("tenant_id", "=", tenantId)
+          .where("id", "=", sql<string>`any(${[...candidates]}::text[])`)
+          .executeTakeFirst();
+        chunksDeleted += Number(deleted.numDeletedRows);
       }
     }
-    return { runsDeleted, checkpointsDeleted: gone.rows.length, chunksDeleted };
+    return { runsDeleted, checkpointsDeleted: gone.length, chunksDeleted };
   });
 }
 
@@ -460,13 +467,13 @@ export async function eraseSession(
   tenantId: string,
   sessionId: string,
 ): Promise<RetentionResult> {
-  const runs = await sql<{
-    id: string;
-    status: string;
-  }>`select id, status from ${c.t.runs} where tenant_id = ${tenantId} and session_id = ${sessionId}`.execute(
-    c.db,
-  );
-  const active = runs.rows.find((r) => ["queued", "running", "waiting", "needs_review"].includes(r.status));
+  const runs = await tables(c)
+    .selectFrom("runs")
+    .select(["id", "status"])
+    .where("tenant_id", "=", tenantId)
+    .where("session_id", "=", sessionId)
+    .execute();
+  const active = runs.find((r) => ["queued", "running", "waiting", "needs_review"].includes(r.status));
   if (active) {
     throw new DurableError(
       "session_busy",
@@ -476,14 +483,16 @@ export async function eraseSession(
       },
     );
   }
-  const ids = runs.rows.map((r) => String(r.id));
-  const cps = await sql<{
-    id: unknown;
-  }>`select id from ${c.t.checkpoints} where run_id = any(${ids}::uuid[])`.execute(c.db);
+  const ids = runs.map((r) => String(r.id));
+  const cps = await tables(c)
+    .selectFrom("checkpoints")
+    .select("id")
+    .where("run_id", "=", sql<string>`any(${ids}::uuid[])`)
+    .execute();
   return deleteCheckpoints(
     c,
     tenantId,
-    cps.rows.map((r) => Number(r.id)),
+    cps.map((r) => Number(r.id)),
     ids,
   );
 }

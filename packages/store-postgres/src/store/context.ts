@@ -8,11 +8,11 @@ import {
   type Signal,
 } from "@openrath/runtime-durable/store";
 import { type Kysely, type RawBuilder, sql } from "kysely";
+import type { Database } from "../schema.js";
 
 /** What every query module needs: the database, the schema's tables and the notification channels. */
 export interface StoreContext {
-  // biome-ignore lint/suspicious/noExplicitAny: queries are raw SQL; rows are mapped by hand.
-  readonly db: Kysely<any>;
+  readonly db: Kysely<Database>;
   readonly schema: string;
   readonly t: {
     readonly runs: RawBuilder<unknown>;
@@ -90,8 +90,7 @@ export class ContextCache {
  * without waiting for any flush.) A caller that arrives while one is in flight waits for the next
  * one (the one in flight may have begun before its commit).
  */
-// biome-ignore lint/suspicious/noExplicitAny: see StoreContext.db.
-function walFlush(db: Kysely<any>): () => Promise<void> {
+function walFlush(db: Kysely<Database>): () => Promise<void> {
   let current: Promise<void> | undefined;
   let queued: Promise<void> | undefined;
   const start = (): Promise<void> => {
@@ -116,10 +115,14 @@ function walFlush(db: Kysely<any>): () => Promise<void> {
   };
 }
 
+/** The query builder on `db` (the store's or a transaction) with the store's schema named. */
+export function tables<D extends Kysely<Database>>(c: StoreContext, db: D = c.db as D): D {
+  return db.withSchema(c.schema) as D;
+}
+
 /** Builds the context for `schema`. */
 export function storeContext(
-  // biome-ignore lint/suspicious/noExplicitAny: see StoreContext.db.
-  db: Kysely<any>,
+  db: Kysely<Database>,
   schema: string,
   publish?: (signals: readonly Signal[]) => void,
   relaxedSteps = true,
@@ -150,7 +153,7 @@ export function storeContext(
   };
 }
 
-const COLUMNS = [
+const COLUMNS: readonly (keyof Database["runs"] & string)[] = [
   "id",
   "tenant_id",
   "session_id",
@@ -185,6 +188,9 @@ const COLUMNS = [
 export function runColumns(alias?: string): RawBuilder<unknown> {
   return sql.raw(COLUMNS.map((column) => (alias ? `${alias}.${column}` : column)).join(", "));
 }
+
+/** The `runs` columns of {@link runColumns}, for the query builder. */
+export const RUN_COLUMN_NAMES = COLUMNS;
 
 /** {@link runColumns} without an alias. */
 export const RUN_COLUMNS = runColumns();

@@ -18,6 +18,7 @@ export async function readEvents(
   after: number,
   limit: number,
 ): Promise<RunEvent[]> {
+  // Raw: a union over two tables bounded by a derived row and the `seq >> 5` index expression.
   const result = await sql<{ run_id: string; seq: unknown; type: string; data: string; at: Date }>`
     select run_id, seq, type, data, at from (
       select run_id, seq, type, data, at from ${c.t.events} where run_id = ${runId}::uuid and seq > ${after}

@@ -8,26 +8,18 @@ import {
   type PlanRevision,
 } from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
-import type { StoreContext } from "./context.js";
+import { type StoreContext, tables } from "./context.js";
 
 const plans = (c: StoreContext) => c.t.plans;
-const versions = (c: StoreContext) => sql.table(`${c.schema}.plan_versions`);
 const deployments = (c: StoreContext) => sql.table(`${c.schema}.deployments`);
-
-interface PlanRow {
-  hash: string;
-  name: string;
-  version: string;
-  definition: string;
-}
 
 /** See `RunStoreV1.getPlan`. */
 export async function getPlan(c: StoreContext, hash: string): Promise<PlanRecord | undefined> {
-  const r =
-    await sql<PlanRow>`select hash, name, version, definition from ${plans(c)} where hash = ${hash}`.execute(
-      c.db,
-    );
-  const row = r.rows[0];
+  const row = await tables(c)
+    .selectFrom("plans")
+    .select(["hash", "name", "version", "definition"])
+    .where("hash", "=", hash)
+    .executeTakeFirst();
   return row
     ? {
         hash: row.hash,
@@ -45,15 +37,30 @@ export async function getPlan(c: StoreContext, hash: string): Promise<PlanRecord
 export async function registerPlan(c: StoreContext, plan: PlanRecord): Promise<void> {
   const definition = canonicalJson(plan.definition);
   await c.db.transaction().execute(async (tx) => {
-    await sql`insert into ${plans(c)} (hash, name, version, definition) values (${plan.hash}, ${plan.name}, ${plan.version}, ${definition})
-      on conflict (hash) do nothing`.execute(tx);
-    await sql`insert into ${versions(c)} (name, version, hash) values (${plan.name}, ${plan.version}, ${plan.hash})
-      on conflict (name, version) do nothing`.execute(tx);
-    const r = await sql<PlanRow & { versioned: string | null }>`
-      select p.hash, p.name, p.version, p.definition,
-        (select v.hash from ${versions(c)} v where v.name = ${plan.name} and v.version = ${plan.version}) as versioned
-      from ${plans(c)} p where p.hash = ${plan.hash}`.execute(tx);
-    const stored = r.rows[0];
+    const t = tables(c, tx);
+    await t
+      .insertInto("plans")
+      .values({ hash: plan.hash, name: plan.name, version: plan.version, definition })
+      .onConflict((oc) => oc.column("hash").doNothing())
+      .execute();
+    await t
+      .insertInto("plan_versions")
+      .values({ name: plan.name, version: plan.version, hash: plan.hash })
+      .onConflict((oc) => oc.columns(["name", "version"]).doNothing())
+      .execute();
+    const stored = await t
+      .selectFrom("plans as p")
+      .select(["p.hash", "p.name", "p.version", "p.definition"])
+      .select((eb) =>
+        eb
+          .selectFrom("plan_versions as v")
+          .select("v.hash")
+          .where("v.name", "=", plan.name)
+          .where("v.version", "=", plan.version)
+          .as("versioned"),
+      )
+      .where("p.hash", "=", plan.hash)
+      .executeTakeFirst();
     if (
       !stored ||
       stored.definition !== definition ||
@@ -102,16 +109,20 @@ export function deploymentsOf(
   run: <T>(work: () => Promise<T>) => Promise<T>,
 ): DeploymentsV1 {
   const current = async (name: string) => {
-    const r = await sql<DeploymentRow>`
-      select d.name, d.hash, p.version, d.previous, d.deployed_at
-      from ${deployments(c)} d join ${plans(c)} p on p.hash = d.hash where d.name = ${name}`.execute(c.db);
-    return r.rows[0] ? toDeployment(r.rows[0]) : undefined;
+    const row = await tables(c)
+      .selectFrom("deployments as d")
+      .innerJoin("plans as p", "p.hash", "d.hash")
+      .select(["d.name", "d.hash", "p.version", "d.previous", "d.deployed_at"])
+      .where("d.name", "=", name)
+      .executeTakeFirst();
+    return row ? toDeployment(row) : undefined;
   };
   return Object.freeze({
     specVersion: "v1" as const,
     current: (name: string) => run(() => current(name)),
     deploy: (hash: string, options: { readonly ifNewer?: boolean } = {}) =>
       run(async () => {
+        // Raw: a conditional upsert inside a CTE whose `exists` the outer select reads.
         // One statement: the upsert moves the pointer unless `ifNewer` finds a newer revision deployed.
         const r = await sql<{ name: string; moved: boolean }>`
           with plan as (select hash, name, created_at from ${plans(c)} where hash = ${hash}),
@@ -142,19 +153,27 @@ export function deploymentsOf(
       }),
     revisions: (name: string) =>
       run(async () => {
-        const r = await sql<{
-          hash: string;
-          name: string;
-          version: string;
-          created_at: Date | string;
-          deployed: boolean;
-        }>`
-          select p.hash, p.name, p.version, p.created_at,
-            exists (select 1 from ${deployments(c)} d where d.name = p.name and d.hash = p.hash) as deployed
-          from ${plans(c)} p where p.name = ${name} order by p.created_at desc, p.hash limit 1000`.execute(
-          c.db,
-        );
-        return r.rows.map(
+        const rows = await tables(c)
+          .selectFrom("plans as p")
+          .select(["p.hash", "p.name", "p.version", "p.created_at"])
+          .select((eb) =>
+            eb
+              .exists(
+                eb
+                  .selectFrom("deployments as d")
+                  .select(eb.lit(1).as("one"))
+                  .whereRef("d.name", "=", "p.name")
+                  .whereRef("d.hash", "=", "p.hash"),
+              )
+              .$castTo<boolean>()
+              .as("deployed"),
+          )
+          .where("p.name", "=", name)
+          .orderBy("p.created_at", "desc")
+          .orderBy("p.hash")
+          .limit(1000)
+          .execute();
+        return rows.map(
           (row): PlanRevision => ({
             hash: row.hash,
             name: row.name,

@@ -11,7 +11,15 @@ import type {
 } from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
 import { type ChainRow, chainCte, decodeChain } from "./checkpoints.js";
-import { RUN_COLUMNS, type RunRow, runColumns, type StoreContext, toMs, toRun } from "./context.js";
+import {
+  RUN_COLUMN_NAMES,
+  type RunRow,
+  runColumns,
+  type StoreContext,
+  tables,
+  toMs,
+  toRun,
+} from "./context.js";
 
 /** Time-ordered UUID (v7 layout) so run ids sort by creation and keyset pages are stable. */
 export function newRunId(now = Date.now()): string {
@@ -27,8 +35,11 @@ export async function getRun(
   tenantId?: string,
 ): Promise<RunRecord | undefined> {
   if (!isUuid(runId)) return undefined;
-  const result = await sql<RunRow>`select ${RUN_COLUMNS} from ${c.t.runs} where id = ${runId}`.execute(c.db);
-  const row = result.rows[0];
+  const row = await tables(c)
+    .selectFrom("runs")
+    .select(RUN_COLUMN_NAMES)
+    .where("id", "=", runId)
+    .executeTakeFirst();
   if (!row || (tenantId !== undefined && row.tenant_id !== tenantId)) return undefined;
   return toRun(row);
 }
@@ -39,13 +50,19 @@ export async function listRuns(c: StoreContext, query: ListRunsQuery): Promise<R
   const statuses =
     query.status === undefined ? null : Array.isArray(query.status) ? [...query.status] : [query.status];
   const after = query.after !== undefined && isUuid(query.after) ? query.after : null;
-  const result = await sql<RunRow>`select ${RUN_COLUMNS} from ${c.t.runs} where tenant_id = ${query.tenantId}
-    and (${statuses}::text[] is null or status = any(${statuses}::text[]))
-    and (${query.sessionId ?? null}::text is null or session_id = ${query.sessionId ?? null})
-    and (${query.planHash ?? null}::text is null or plan_hash = ${query.planHash ?? null})
-    and (${after}::uuid is null or id > ${after}::uuid)
-    order by id limit ${limit}`.execute(c.db);
-  return result.rows.map(toRun);
+  const { sessionId, planHash } = query;
+  const rows = await tables(c)
+    .selectFrom("runs")
+    .select(RUN_COLUMN_NAMES)
+    .where("tenant_id", "=", query.tenantId)
+    .$if(statuses !== null, (q) => q.where("status", "=", sql<string>`any(${statuses}::text[])`))
+    .$if(sessionId !== undefined, (q) => q.where("session_id", "=", sessionId!))
+    .$if(planHash !== undefined, (q) => q.where("plan_hash", "=", planHash!))
+    .$if(after !== null, (q) => q.where("id", ">", sql<string>`${after}::uuid`))
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+  return rows.map(toRun);
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -156,6 +173,7 @@ async function withCheckpoints(
  * oldest, rows other claimers hold skipped. The order matches the partial index `runs_claim`.
  */
 export function claimCandidates(c: StoreContext, hashes: readonly string[], limit: number) {
+  // Raw: `for update … skip locked`, and the text must stay the one the `runs_claim` plan test explains.
   return sql`select r.id from ${c.t.runs} r
     where r.status = 'queued' and r.plan_hash = any(${[...hashes]}::text[]) and r.not_before <= now()
       and not exists (select 1 from ${c.t.limits} l where l.tenant_id = r.tenant_id)
@@ -177,6 +195,7 @@ export async function claimRuns(
   if (hashes.length === 0) return withNextAt([], null);
   const { runs, events, limits } = c.t;
   const lease = request.leaseMs;
+  // Raw: one statement of data-modifying CTEs (claim, its events, recursive chains) the builder cannot say.
   const result = await sql<{
     claimed: RunRow[] | string | null;
     chains?: ChainJson[] | string | null;
@@ -229,6 +248,7 @@ async function claimCapped(c: StoreContext, request: ClaimRequest, limit: number
   const { runs, events, limits } = c.t;
   const hashes = [...request.planHashes];
   return c.db.transaction().execute(async (tx) => {
+    // Raw: `for update of r skip locked`.
     const candidates = await sql<{ id: string; tenant_id: string; max_running: number }>`
       select r.id, r.tenant_id, l.max_running from ${runs} r join ${limits} l on l.tenant_id = r.tenant_id
       where r.status = 'queued' and r.plan_hash = any(${hashes}::text[]) and r.not_before <= now()
@@ -258,6 +278,7 @@ async function claimCapped(c: StoreContext, request: ClaimRequest, limit: number
       chosen.push(...entry.ids.slice(0, Math.min(room, limit - chosen.length)));
     }
     if (chosen.length === 0) return [];
+    // Raw: the update and its event insert are data-modifying CTEs of one statement.
     const updated = await sql<RunRow>`
       with upd as (
         update ${runs} r set status = 'running', version = r.version + 1, fencing_token = ${nextToken()},
@@ -280,6 +301,7 @@ async function claimCapped(c: StoreContext, request: ClaimRequest, limit: number
 export async function reclaimRuns(c: StoreContext, request: Omit<ClaimRequest, "limit">): Promise<Claim[]> {
   const { runs, events } = c.t;
   const hashes = [...request.planHashes];
+  // Raw: the update and its event insert are data-modifying CTEs of one statement.
   const result = await sql<RunRow>`
     with upd as (
       update ${runs} r set version = r.version + 1, fencing_token = ${nextToken()},
@@ -308,6 +330,7 @@ export async function heartbeat(
   const tokens = fences.map((f) => String(f.token));
   const holders = fences.map((f) => f.workerId);
   const { runs } = c.t;
+  // Raw: an `unnest` of three arrays joined to a data-modifying CTE.
   const result = await sql<{
     id: string;
     expires: unknown;
