@@ -30,10 +30,11 @@ import { applyRetention, eraseSession, findSessionHead, loadCheckpoint } from ".
 import { mapDriverError, type StoreContext, storeContext, tables } from "./store/context.js";
 import { readEvents } from "./store/events.js";
 import { FINISH_BATCH, type FinishItem, finishRuns } from "./store/finish.js";
+import { isUuid } from "./store/ids.js";
 import { expireInterrupts } from "./store/interrupts.js";
 import { journalStore } from "./store/journal-store.js";
 import { deploymentsOf, getPlan, registerPlan } from "./store/plans.js";
-import { claimRuns, getRun, heartbeat, isUuid, listRuns, reclaimRuns } from "./store/runs.js";
+import { claimRuns, getRun, heartbeat, listRuns, reclaimRuns } from "./store/runs.js";
 import { checkClaim, SUBMIT_BATCH, type SubmitItem, type SubmitOutcome, submitRuns } from "./store/submit.js";
 import {
   appendEvent,

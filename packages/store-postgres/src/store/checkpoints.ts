@@ -18,7 +18,7 @@ import {
 import { type RawBuilder, sql, type Transaction } from "kysely";
 import { chunkFromRow, sessionHeads } from "./chunk-rows.js";
 import { type StoreContext, tables, toMs } from "./context.js";
-import { isUuid } from "./runs.js";
+import { isUuid } from "./ids.js";
 
 export interface ChainRow {
   id: unknown;

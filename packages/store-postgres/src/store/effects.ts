@@ -17,10 +17,10 @@ import {
 } from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
 import type { StoreContext } from "./context.js";
+import { isUuid } from "./ids.js";
 import { type Commit, checkExisting, entriesCte, guardCte } from "./journal.js";
 import { afterOf, cursorOf, journalTables, pageLimit, toEffect } from "./journal-rows.js";
 import { changeRun } from "./journal-transitions.js";
-import { isUuid } from "./runs.js";
 import { diagnose } from "./transitions.js";
 
 type Row = Record<string, unknown>;

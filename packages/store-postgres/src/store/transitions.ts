@@ -22,8 +22,8 @@ import {
   upsertHead,
 } from "./chunk-rows.js";
 import { eventSignal, RUN_COLUMNS, type RunRow, runColumns, type StoreContext, toRun } from "./context.js";
+import { isUuid } from "./ids.js";
 import { journalTables } from "./journal-rows.js";
-import { isUuid } from "./runs.js";
 
 /** The fence guard every worker write carries: the lease is current by token, holder and database clock. */
 export function fenceGuard(fence: Fence) {
