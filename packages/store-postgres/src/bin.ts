@@ -4,8 +4,8 @@ import { PGlite } from "@electric-sql/pglite";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { lockDataDir } from "./data-dir-lock.js";
+import { PGliteDialect } from "./driver/pglite-dialect.js";
 import { checkSchema, migrate, validSchema } from "./migrator.js";
-import { PGliteDialect } from "./pglite-dialect.js";
 
 const USAGE = `Usage: openrath-migrate [--check] [--url <postgres url> | --pglite <dir>] [--schema <name>] [--grant <role>]
 

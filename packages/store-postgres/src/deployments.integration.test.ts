@@ -4,9 +4,9 @@ import { createDurableRuntime, type DurableRuntime, defineWorkflow } from "@open
 import type { RunStoreV1 } from "@openrath/runtime-durable/store";
 import { Kysely, sql } from "kysely";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { PGliteDialect } from "./driver/pglite-dialect.js";
 import { MIGRATIONS } from "./migrations/index.js";
 import { migrate } from "./migrator.js";
-import { PGliteDialect } from "./pglite-dialect.js";
 import { pgliteStore, postgresStore } from "./postgres-store.js";
 import { POSTGRES_URL, postgres } from "./testing/postgres-url.js";
 

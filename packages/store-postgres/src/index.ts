@@ -4,9 +4,9 @@
  * set, `LISTEN/NOTIFY` signals, and the `openrath-migrate` command.
  */
 
+export { PGliteDialect } from "./driver/pglite-dialect.js";
 export { checksumOf, MIGRATIONS, type Migration } from "./migrations/index.js";
 export { checkSchema, migrate, type SchemaCheck, validSchema } from "./migrator.js";
-export { PGliteDialect } from "./pglite-dialect.js";
 export type { PGliteInstance } from "./pglite-instance.js";
 export {
   type PgliteStoreOptions,

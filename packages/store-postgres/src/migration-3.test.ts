@@ -3,9 +3,9 @@ import { Session } from "@openrath/core";
 import { baseOf, encodeCheckpoint, restoreSession } from "@openrath/runtime-durable/store";
 import { Kysely, sql } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
+import { PGliteDialect } from "./driver/pglite-dialect.js";
 import { MIGRATIONS } from "./migrations/index.js";
 import { checkSchema, migrate } from "./migrator.js";
-import { PGliteDialect } from "./pglite-dialect.js";
 import { pgliteStore } from "./postgres-store.js";
 
 const db = await PGlite.create();

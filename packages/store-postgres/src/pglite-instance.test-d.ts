@@ -1,6 +1,6 @@
 import type { PGlite } from "@electric-sql/pglite";
 import { describe, expectTypeOf, it } from "vitest";
-import type { PGliteDialect } from "./pglite-dialect.js";
+import type { PGliteDialect } from "./driver/pglite-dialect.js";
 import type { PGliteInstance } from "./pglite-instance.js";
 import type { PgliteStoreOptions } from "./postgres-store.js";
 

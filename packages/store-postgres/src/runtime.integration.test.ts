@@ -365,7 +365,7 @@ describe("durable runtime on PGlite", () => {
     await sql`update ${sql.table(`rt_${n}.checkpoints`)} set body = '\\x00'::bytea || convert_to('{"s":"x","o":[[0,99]]}', 'UTF8') where run_id = ${corrupt.id}`.execute(
       // biome-ignore lint/suspicious/noExplicitAny: a raw handle on the same embedded database.
       new (await import("kysely")).Kysely<any>({
-        dialect: new (await import("./pglite-dialect.js")).PGliteDialect(await db),
+        dialect: new (await import("./driver/pglite-dialect.js")).PGliteDialect(await db),
       }),
     );
     // A worker of another runtime (another process): it must read the checkpoint the runtime that

@@ -12,7 +12,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from "kysely";
-import type { PGliteInstance } from "./pglite-instance.js";
+import type { PGliteInstance } from "../pglite-instance.js";
 import {
   bindExecuteSync,
   databaseError,
