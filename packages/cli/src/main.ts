@@ -4,6 +4,7 @@ import { OpenRathError } from "@openrath/core";
 import { demoCommand } from "./commands/demo-command.js";
 import { lineageCommand } from "./commands/lineage-command.js";
 import { replayCommand } from "./commands/replay-command.js";
+import { runsCommand } from "./commands/runs-command.js";
 import { sandboxesCommand } from "./commands/sandboxes-command.js";
 import { sessionsCommand } from "./commands/sessions-command.js";
 import { parseArgs, UsageError } from "./internal/args.js";
@@ -38,6 +39,7 @@ const COMMANDS: readonly (Command | CommandGroup)[] = [
   demoCommand,
   lineageCommand,
   replayCommand,
+  runsCommand,
   sandboxesCommand,
   sessionsCommand,
 ];

@@ -165,7 +165,8 @@ async function runDurable(
     });
     ctx.stdout.write(`Answer: ${session.text() ?? "(no answer)"}\n`);
     ctx.stderr.write(
-      `Run ${run.id}: ${run.status}. Run the command again to see its answer at once; remove ${state} to start over.\n`,
+      `Run ${run.id}: ${run.status}. Inspect it with: ${openrathCommand(ctx.env)} runs show ${run.id} --state ${state}\n` +
+        `Run the command again to see its answer at once; remove ${state} to start over.\n`,
     );
     if (session.text() === undefined) {
       throw new OpenRathError("no_answer", `Run ${run.id} ended without an answer`, {

@@ -1,0 +1,81 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../main.js";
+
+let dir: string;
+
+async function cli(argv: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(argv, {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: { write: (s: string) => (stderr += s) },
+    env: { PATH: process.env.PATH },
+    cwd: dir,
+  });
+  return { code, stdout, stderr };
+}
+
+let runId: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "openrath-cli-runs-"));
+  const demo = await cli(["demo", "--durable", "--state", "st"]);
+  expect(demo.code, demo.stderr).toBe(0);
+  runId = /Started run ([0-9a-f-]+)/.exec(demo.stderr)![1]!;
+  expect(demo.stderr).toContain(`Inspect it with: openrath runs show ${runId} --state ${join(dir, "st")}`);
+}, 60_000);
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("openrath runs, straight from the embedded store", () => {
+  it("lists the demo's run and shows it", async () => {
+    const listed = await cli(["runs", "list", "--state", "st", "--json"]);
+    expect(listed.code).toBe(0);
+    const runs = listed.stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(runs).toMatchObject([{ id: runId, workflow: "durable-mams", status: "succeeded" }]);
+    const none = await cli(["runs", "list", "--state", "st", "--status", "running"]);
+    expect(none.stdout).toBe("No runs.\n");
+    const shown = await cli(["runs", "show", runId, "--state", "st"]);
+    expect(shown.stdout).toMatch(new RegExp(`^Run ${runId} \\(succeeded\\)\\n  workflow   durable-mams\\n`));
+    expect(shown.stdout).toContain("  steps      8 done");
+  });
+
+  it("prints the events in order, from a sequence number on", async () => {
+    const all = (await cli(["runs", "events", runId, "--state", "st", "--json"])).stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(all[0]).toMatchObject({ seq: 1, type: "run.created" });
+    expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
+    expect(all.filter((e) => e.type === "run.checkpoint").length).toBeGreaterThan(5);
+    expect(all.at(-1)).toMatchObject({ type: "run.state.changed", data: { to: "succeeded" } });
+    const later = (await cli(["runs", "events", runId, "--state", "st", "--after", "3", "--json"])).stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(later).toEqual(all.slice(3));
+  });
+
+  it("refuses what it cannot do with a coded one-line error", async () => {
+    const ended = await cli(["runs", "cancel", runId, "--state", "st"]);
+    expect(ended.code).toBe(1);
+    expect(ended.stderr).toMatch(/is terminal\. \[invalid_transition\]\n$/);
+    const unknown = await cli(["runs", "show", "no-such-run", "--state", "st"]);
+    expect(unknown.stderr).toBe("openrath: No run no-such-run in tenant default [not_found]\n");
+    const otherTenant = await cli(["runs", "show", runId, "--state", "st", "--tenant", "acme"]);
+    expect(otherTenant.stderr).toContain("[not_found]");
+    const noStore = await cli(["runs", "list", "--state", "nowhere"]);
+    expect(noStore.code).toBe(1);
+    expect(noStore.stderr).toMatch(/^openrath: No embedded store at .*nowhere.* \[not_found\]\n$/);
+    const badStatus = await cli(["runs", "list", "--state", "st", "--status", "done"]);
+    expect(badStatus.code).toBe(2);
+  });
+});
