@@ -70,7 +70,7 @@ export interface StoreOptionsBase {
   readonly journalDurability?: "relaxed" | "strict";
   /**
    * How a step commit that does not end its run commits. `"relaxed"` (default): without waiting for
-   * the WAL flush, as the journal's writes do (ADR 0018). A worker crash loses nothing (the commit is
+   * the WAL flush, as the journal's writes do (ADR 0018, decision 1). A worker crash loses nothing (the commit is
    * done); a *database* crash may lose the last moments of step commits, and those steps run again
    * (steps are at-least-once). What is acknowledged outside the worker always waits for the flush:
    * submissions, claims, a run's end with its last checkpoint, retries, parks, decisions, and the

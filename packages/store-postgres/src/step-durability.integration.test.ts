@@ -31,7 +31,7 @@ async function chainOn(stepDurability: "relaxed" | "strict" | undefined) {
     await worker.start();
     sent.length = 0;
     const out = await runtime.result((await runtime.submit("chain", Session.fromUserMessage("go"))).id);
-    // Step commits only: the submission and the claim (relaxed too, ADR 0018) are counted apart.
+    // Step commits only: the submission and the claim (relaxed too, ADR 0018, decision 1) are counted apart.
     const relaxed = sent.filter(
       (e) =>
         !e.failed &&

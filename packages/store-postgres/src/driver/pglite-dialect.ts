@@ -36,7 +36,7 @@ import { isStalePlan, StatementNames } from "./prepared-pool.js";
  * than PostgreSQL reads a row by its key), with `bytea` values as bytes, and reads the answer from
  * its bytes (`execProtocolRawStream`; see `pglite-wire.ts`), except for statements that send
  * notifications, which go through `execProtocol` so that PGlite hands them to its listeners.
- * ADR 0018, "PGlite per statement", has the measurements.
+ * ADR 0018, decision 10.
  */
 export class PGliteDialect implements Dialect {
   private readonly db: PGlite;

@@ -1,5 +1,5 @@
 /**
- * Compact checkpoints (ADR 0018). A checkpoint row keeps everything but its keys in one compressed
+ * Compact checkpoints (ADR 0018, decision 7). A checkpoint row keeps everything but its keys in one compressed
  * `body` (session id, chunk ops, lineage, placement and the chunks it introduces: no `chunks` row
  * per chunk), and stands for its own `run.checkpoint` event (`event_seq`, `step_id`). Columns are
  * NOT NULL with an empty value (`0`, `''`) for "none", so a row carries no null bitmap, and laid

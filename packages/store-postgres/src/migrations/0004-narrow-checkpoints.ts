@@ -1,5 +1,5 @@
 /**
- * Narrower checkpoint rows and one small index per run (ADR 0018, "Storage, second pass"). The
+ * Narrower checkpoint rows and one small index per run (ADR 0018, decision 7). The
  * table is copied into a new column order so nothing is padded: `event_seq` becomes `integer` and
  * sits beside `seq` (4 bytes less per row; a run's event counter above 2^31 − 1 can no longer
  * commit a checkpoint). `UNIQUE (run_id, seq)` (one 36-byte index entry per checkpoint) gives way

@@ -1,6 +1,6 @@
 /**
  * The journal's and the effect ledger's inserts no longer check the run's foreign key (ADR 0018,
- * "Claims and journal, second pass"). Every one of them is guarded by the run's row, share-locked
+ * decision 8). Every one of them is guarded by the run's row, share-locked
  * by the same statement (`guardCte`): the run exists and cannot be deleted before the write
  * commits, which is all the key's check established, and the check itself (a second lookup of the
  * run row, inside the insert's trigger) was a fifth of each journaled call's statement.

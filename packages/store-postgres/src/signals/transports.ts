@@ -113,7 +113,7 @@ const hubs = new WeakMap<PGlite, Set<(channel: string, payload: string) => void>
 /**
  * LISTEN inside an embedded PGlite database: notifications stay in this process. Signals published
  * after a commit (`notifyBatch`) go straight to the listeners of the same database, without a
- * statement: a statement that notifies costs PGlite its slower path (ADR 0018), and nothing outside
+ * statement: a statement that notifies costs PGlite its slower path (ADR 0018, decision 6), and nothing outside
  * this process can listen to an embedded database.
  */
 export function pgliteTransport(

@@ -101,7 +101,7 @@ export function clockToken() {
 
 /**
  * The column that turns `synchronous_commit` off for a claim's own transaction when step commits
- * are relaxed (ADR 0018, "Claims and journal, second pass"): a lost claim is harmless once its
+ * are relaxed (ADR 0018, decisions 1 and 2): a lost claim is harmless once its
  * token cannot be issued again ({@link nextToken}); empty under `stepDurability: "strict"` and on
  * PGlite.
  */

@@ -42,7 +42,7 @@ export const SUBMIT_BATCH = 8;
  * On a server (relaxed step durability, the default), a submission commits without waiting for
  * the WAL flush and notifies inside its transaction, so a worker can claim it at once; the call
  * then waits for a (shared) flush before it answers: the caller learns of a run only once it is
- * durable, and a worker may start one a database crash then loses (ADR 0018).
+ * durable, and a worker may start one a database crash then loses (ADR 0018, decision 1).
  */
 const early = (c: StoreContext) => c.multiProcess && c.relaxedSteps;
 
