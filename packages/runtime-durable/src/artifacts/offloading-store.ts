@@ -2,14 +2,20 @@ import type { Chunk } from "@openrath/core";
 import { ArtifactError } from "../contract/artifact-error.js";
 import type { ArtifactStoreV1 } from "../contract/artifact-store.js";
 import { DurableError } from "../contract/durable-error.js";
+import type { ClaimOnSubmitV1, GroupCommitV1, NewSessionSubmitV1 } from "../contract/fast-paths.js";
 import type {
   CheckpointWrite,
+  ClaimList,
+  ClaimRequest,
   Fence,
+  FinishInput,
   MaterializedCheckpoint,
+  RunRecord,
   SubmitInput,
   SubmitResult,
 } from "../contract/run-records.js";
-import type { RunStoreV1 } from "../contract/run-store.js";
+import type { RunStoreV1, SubmitHooks } from "../contract/run-store.js";
+import { StoreDelegate } from "../internal/store-delegate.js";
 import {
   DEFAULT_OFFLOAD_THRESHOLD_BYTES,
   needsOffload,
@@ -113,74 +119,107 @@ export function withArtifactOffload(store: RunStoreV1, options: ArtifactOffloadO
     if (result) tenants.set(result.run.id, result.run.tenantId);
     return result;
   };
-  const { groupCommit, newSessionSubmit, claimOnSubmit } = store;
+  return new OffloadingStore(store, { submitting, offloadWrite, tenantOf, resolve });
+}
 
-  const overrides: Partial<RunStoreV1> = {
-    submit: (input, hooks) => submitting(input, (offloaded) => store.submit(offloaded, hooks)),
-    async commitStep(fence, checkpoint, expectedVersion) {
-      const write = await offloadWrite(checkpoint, () => tenantOf(fence.runId));
-      return store.commitStep(fence, write, expectedVersion);
-    },
+/** What {@link OffloadingStore} does to the checkpoints it passes on. */
+interface Offloader {
+  submitting<R extends SubmitResult | undefined>(
+    input: SubmitInput,
+    send: (input: SubmitInput) => Promise<R>,
+  ): Promise<R>;
+  offloadWrite(write: CheckpointWrite, tenant: () => Promise<string>): Promise<CheckpointWrite>;
+  tenantOf(runId: string): Promise<string>;
+  resolve(checkpoint: MaterializedCheckpoint | undefined): Promise<MaterializedCheckpoint | undefined>;
+}
+
+class OffloadingStore extends StoreDelegate {
+  declare readonly groupCommit?: GroupCommitV1;
+  declare readonly newSessionSubmit?: NewSessionSubmitV1;
+  declare readonly claimOnSubmit?: ClaimOnSubmitV1;
+
+  constructor(
+    inner: RunStoreV1,
+    private readonly offload: Offloader,
+  ) {
+    super(inner);
+    const { submitting, offloadWrite, tenantOf } = offload;
     // The fast paths the store has, each writing its checkpoints as the plain members do.
-    ...(groupCommit && {
-      groupCommit: {
+    const { groupCommit, newSessionSubmit, claimOnSubmit } = inner;
+    if (groupCommit) {
+      this.groupCommit = {
         specVersion: "v1",
-        async commitSteps(fence: Fence, checkpoints: readonly CheckpointWrite[]) {
+        async commitSteps(fence, checkpoints) {
           const writes: CheckpointWrite[] = [];
           for (const checkpoint of checkpoints)
             writes.push(await offloadWrite(checkpoint, () => tenantOf(fence.runId)));
           return groupCommit.commitSteps(fence, writes);
         },
-      },
-    }),
-    ...(newSessionSubmit && {
-      newSessionSubmit: {
+      };
+    }
+    if (newSessionSubmit) {
+      this.newSessionSubmit = {
         specVersion: "v1",
         submitIfNew: (input, sessionIds, hooks) =>
           submitting(input, (offloaded) => newSessionSubmit.submitIfNew(offloaded, sessionIds, hooks)),
-      },
-    }),
-    ...(claimOnSubmit && {
-      claimOnSubmit: {
+      };
+    }
+    if (claimOnSubmit) {
+      const { submitIfNew } = claimOnSubmit;
+      this.claimOnSubmit = {
         specVersion: "v1",
         submit: (input, claim, hooks) =>
           submitting(input, (offloaded) => claimOnSubmit.submit(offloaded, claim, hooks)),
-        ...(claimOnSubmit.submitIfNew && {
+        ...(submitIfNew && {
           submitIfNew: (input, sessionIds, claim, hooks) =>
-            submitting(input, (offloaded) => claimOnSubmit.submitIfNew!(offloaded, sessionIds, claim, hooks)),
+            submitting(input, (offloaded) =>
+              submitIfNew.call(claimOnSubmit, offloaded, sessionIds, claim, hooks),
+            ),
         }),
-      },
-    }),
-    async finish(fence, input) {
-      if (input.checkpoint === undefined) return store.finish(fence, input);
-      const checkpoint = await offloadWrite(input.checkpoint, () => tenantOf(fence.runId));
-      return store.finish(fence, { ...input, checkpoint });
-    },
-    async claim(request) {
-      const claims = await store.claim(request);
-      // A checkpoint the claim brought along may hold claim-check stubs: without it, the worker
-      // reads the checkpoint through loadCheckpoint, resolved.
-      for (const [i, claim] of claims.entries()) {
-        if (claim.checkpoint?.chunks.some((chunk) => offloadedArtifacts(chunk).length > 0)) {
-          const { checkpoint: _stubbed, ...rest } = claim;
-          claims[i] = rest;
-        }
-      }
-      return claims;
-    },
-    async loadCheckpoint(runId, sequence) {
-      return resolve(await store.loadCheckpoint(runId, sequence));
-    },
-    async findSessionHead(tenantId, sessionIds) {
-      return resolve(await store.findSessionHead(tenantId, sessionIds));
-    },
-  };
+      };
+    }
+  }
 
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      if (Object.hasOwn(overrides, property)) return overrides[property as keyof RunStoreV1];
-      const value = Reflect.get(target, property, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  override submit(input: SubmitInput, hooks?: SubmitHooks): Promise<SubmitResult> {
+    return this.offload.submitting(input, (offloaded) => this.inner.submit(offloaded, hooks));
+  }
+  override async commitStep(
+    fence: Fence,
+    checkpoint: CheckpointWrite,
+    expectedVersion?: number,
+  ): Promise<RunRecord> {
+    const write = await this.offload.offloadWrite(checkpoint, () => this.offload.tenantOf(fence.runId));
+    return this.inner.commitStep(fence, write, expectedVersion);
+  }
+  override async finish(fence: Fence, input: FinishInput): Promise<RunRecord> {
+    if (input.checkpoint === undefined) return this.inner.finish(fence, input);
+    const checkpoint = await this.offload.offloadWrite(input.checkpoint, () =>
+      this.offload.tenantOf(fence.runId),
+    );
+    return this.inner.finish(fence, { ...input, checkpoint });
+  }
+  override async claim(request: ClaimRequest): Promise<ClaimList> {
+    const claims = await this.inner.claim(request);
+    // A checkpoint the claim brought along may hold claim-check stubs: without it, the worker
+    // reads the checkpoint through loadCheckpoint, resolved.
+    for (const [i, claim] of claims.entries()) {
+      if (claim.checkpoint?.chunks.some((chunk) => offloadedArtifacts(chunk).length > 0)) {
+        const { checkpoint: _stubbed, ...rest } = claim;
+        claims[i] = rest;
+      }
+    }
+    return claims;
+  }
+  override async loadCheckpoint(
+    runId: string,
+    sequence?: number,
+  ): Promise<MaterializedCheckpoint | undefined> {
+    return this.offload.resolve(await this.inner.loadCheckpoint(runId, sequence));
+  }
+  override async findSessionHead(
+    tenantId: string,
+    sessionIds: readonly string[],
+  ): Promise<MaterializedCheckpoint | undefined> {
+    return this.offload.resolve(await this.inner.findSessionHead(tenantId, sessionIds));
+  }
 }

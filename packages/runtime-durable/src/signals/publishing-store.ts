@@ -1,6 +1,21 @@
-import type { Claim, RunRecord, SubmitResult } from "../contract/run-records.js";
+import type { ClaimOnSubmitV1, GroupCommitV1, NewSessionSubmitV1 } from "../contract/fast-paths.js";
+import type {
+  CheckpointWrite,
+  Claim,
+  ClaimList,
+  ClaimRequest,
+  EventInput,
+  Fence,
+  FinishInput,
+  RunErrorInfo,
+  RunRecord,
+  SubmitInput,
+  SubmitResult,
+  SweepResult,
+} from "../contract/run-records.js";
 import type { RunStoreV1, SubmitHooks } from "../contract/run-store.js";
 import type { Signal, SignalsV1 } from "../contract/signals.js";
+import { StoreDelegate } from "../internal/store-delegate.js";
 
 type Publish = (signal: Signal) => void;
 
@@ -14,45 +29,6 @@ const submitted = (run: RunRecord, publish: Publish) => {
 };
 
 /**
- * For each plain write of the store other than `submit`, the signals its committed result calls
- * for. (Submissions and the fast paths are wrapped one by one in {@link publishCommits}.)
- */
-const AFTER_COMMIT: Partial<
-  Record<keyof RunStoreV1, (result: never, args: readonly never[], publish: Publish) => void>
-> = {
-  claim: (claims: Claim[], _args, publish) => {
-    for (const claim of claims) publish(eventOf(claim.run));
-  },
-  reclaim: (claims: Claim[], _args, publish) => {
-    for (const claim of claims) publish(eventOf(claim.run));
-  },
-  commitStep: (run: RunRecord, _args, publish) => publish(eventOf(run)),
-  finish: (run: RunRecord, _args, publish) => publish(eventOf(run)),
-  park: (run: RunRecord, _args, publish) => publish(eventOf(run)),
-  scheduleRetry: (run: RunRecord, _args, publish) => {
-    publish(workOf(run));
-    publish(eventOf(run));
-  },
-  release: (run: RunRecord, _args, publish) => {
-    publish(workOf(run));
-    publish(eventOf(run));
-  },
-  unpark: (run: RunRecord, _args, publish) => {
-    publish(workOf(run));
-    publish(eventOf(run));
-  },
-  cancel: (run: RunRecord, _args, publish) => {
-    publish({ kind: "cancel", runId: run.id });
-    publish(eventOf(run));
-  },
-  appendEvent: (seq: number, args: readonly { runId: string }[], publish) =>
-    publish({ kind: "event", runId: args[0]!.runId, seq }),
-  sweep: (result: { requeued: number }, _args, publish) => {
-    if (result.requeued > 0) publish({ kind: "work" });
-  },
-};
-
-/**
  * The store seen through signals that the store does not publish itself (Redis, or any
  * {@link SignalsV1} other than `store.signals`): after each write commits, the signals it calls
  * for (`work`, `cancel`, `event` with the run's new sequence) are published through `signals`.
@@ -62,10 +38,9 @@ const AFTER_COMMIT: Partial<
  * durable. Everything else (and a submission to a store that does not report it) is published
  * once the call has returned. Either way they go out on the next turn of the event loop, in
  * order, so the caller's (or the store's) next write is not behind them. Publishing is
- * fire-and-forget: a
- * failed publish never undoes or fails the committed write (the store's own commit notifications
- * and the workers' safety sweep cover a lost signal). Every other member, including ones added by
- * later store versions, passes through unchanged.
+ * fire-and-forget: a failed publish never undoes or fails the committed write (the store's own
+ * commit notifications and the workers' safety sweep cover a lost signal). Every other member is
+ * the store's.
  *
  * @example
  * ```ts
@@ -73,97 +48,159 @@ const AFTER_COMMIT: Partial<
  * ```
  */
 export function publishCommits(store: RunStoreV1, signals: SignalsV1): RunStoreV1 {
-  const send: Publish = (signal) => {
-    try {
-      signals.publish(signal).catch(() => {});
-    } catch {
-      // A publish that throws instead of rejecting is lost the same way.
-    }
-  };
+  return new PublishingStore(store, signals);
+}
+
+class PublishingStore extends StoreDelegate {
+  declare readonly groupCommit?: GroupCommitV1;
+  declare readonly newSessionSubmit?: NewSessionSubmitV1;
+  declare readonly claimOnSubmit?: ClaimOnSubmitV1;
   // Sent on the next turn of the event loop, in order: the writes to the backend's sockets are
   // not on the caller's path (nor, for a submission, ahead of the store's flush). The store's own
   // notifications, sent with the commit, already woke whoever listens to them.
-  let queue: Signal[] = [];
-  const flush = () => {
-    const batch = queue;
-    queue = [];
-    for (const signal of batch) send(signal);
+  private queue: Signal[] = [];
+  private readonly publish: Publish = (signal) => {
+    if (this.queue.push(signal) === 1) setImmediate(this.flush);
   };
-  const publish: Publish = (signal) => {
-    if (queue.push(signal) === 1) setImmediate(flush);
+  private readonly flush = () => {
+    const batch = this.queue;
+    this.queue = [];
+    for (const signal of batch) {
+      try {
+        this.target.publish(signal).catch(() => {});
+      } catch {
+        // A publish that throws instead of rejecting is lost the same way.
+      }
+    }
   };
+
+  constructor(
+    inner: RunStoreV1,
+    private readonly target: SignalsV1,
+  ) {
+    super(inner);
+    const { groupCommit, newSessionSubmit, claimOnSubmit } = inner;
+    if (groupCommit) {
+      this.groupCommit = {
+        specVersion: "v1",
+        commitSteps: async (fence, checkpoints) => {
+          const run = await groupCommit.commitSteps(fence, checkpoints);
+          this.publish(eventOf(run));
+          return run;
+        },
+      };
+    }
+    if (newSessionSubmit) {
+      this.newSessionSubmit = {
+        specVersion: "v1",
+        submitIfNew: (input, sessionIds, hooks) =>
+          this.submission(hooks, (h) => newSessionSubmit.submitIfNew(input, sessionIds, h)),
+      };
+    }
+    if (claimOnSubmit) {
+      const { submitIfNew } = claimOnSubmit;
+      this.claimOnSubmit = {
+        specVersion: "v1",
+        submit: (input, claim, hooks) => this.submission(hooks, (h) => claimOnSubmit.submit(input, claim, h)),
+        ...(submitIfNew && {
+          submitIfNew: (input, sessionIds, claim, hooks) =>
+            this.submission(hooks, (h) => submitIfNew.call(claimOnSubmit, input, sessionIds, claim, h)),
+        }),
+      };
+    }
+  }
+
   /**
    * A submission (plain or by a fast path): its signals go out when the store reports the run
    * committed, else once the call has returned; none when it created no run.
    */
-  const submission = async <R extends SubmitResult | undefined>(
+  private async submission<R extends SubmitResult | undefined>(
     caller: SubmitHooks | undefined,
     send: (hooks: SubmitHooks) => Promise<R>,
-  ): Promise<R> => {
+  ): Promise<R> {
     let reported = false;
     const result = await send({
       ...caller,
       onCommitted: (run) => {
         // Queued like the rest: they go out on the next turn of the event loop, after the store
         // has sent its flush and long before that flush returns.
-        if (!reported) submitted(run, publish);
+        if (!reported) submitted(run, this.publish);
         reported = true;
         caller?.onCommitted?.(run);
       },
     });
-    if (!reported && result?.created) submitted(result.run, publish);
+    if (!reported && result?.created) submitted(result.run, this.publish);
     return result;
-  };
-  const { groupCommit, newSessionSubmit, claimOnSubmit } = store;
-  const overrides: Partial<RunStoreV1> = {
-    submit: (input, hooks) => submission(hooks, (h) => store.submit(input, h)),
-    ...(groupCommit && {
-      groupCommit: {
-        specVersion: "v1",
-        async commitSteps(fence, checkpoints) {
-          const run = await groupCommit.commitSteps(fence, checkpoints);
-          publish(eventOf(run));
-          return run;
-        },
-      },
-    }),
-    ...(newSessionSubmit && {
-      newSessionSubmit: {
-        specVersion: "v1",
-        submitIfNew: (input, sessionIds, hooks) =>
-          submission(hooks, (h) => newSessionSubmit.submitIfNew(input, sessionIds, h)),
-      },
-    }),
-    ...(claimOnSubmit && {
-      claimOnSubmit: {
-        specVersion: "v1",
-        submit: (input, claim, hooks) => submission(hooks, (h) => claimOnSubmit.submit(input, claim, h)),
-        ...(claimOnSubmit.submitIfNew && {
-          submitIfNew: (input, sessionIds, claim, hooks) =>
-            submission(hooks, (h) => claimOnSubmit.submitIfNew!(input, sessionIds, claim, h)),
-        }),
-      },
-    }),
-  };
-  const wrapped = new Map<PropertyKey, unknown>();
-  return new Proxy(store, {
-    get(target, key) {
-      if (Object.hasOwn(overrides, key)) return overrides[key as keyof RunStoreV1];
-      const value = Reflect.get(target, key, target);
-      const after = AFTER_COMMIT[key as keyof RunStoreV1];
-      if (typeof value !== "function") return value;
-      let fn = wrapped.get(key);
-      if (fn === undefined) {
-        fn = after
-          ? async (...args: never[]) => {
-              const result = await (value as (...a: never[]) => Promise<never>).apply(target, args);
-              after(result, args, publish);
-              return result;
-            }
-          : (value as (...a: unknown[]) => unknown).bind(target);
-        wrapped.set(key, fn);
-      }
-      return fn;
-    },
-  });
+  }
+
+  override submit(input: SubmitInput, hooks?: SubmitHooks): Promise<SubmitResult> {
+    return this.submission(hooks, (h) => this.inner.submit(input, h));
+  }
+  override async claim(request: ClaimRequest): Promise<ClaimList> {
+    const claims = await this.inner.claim(request);
+    for (const claim of claims) this.publish(eventOf(claim.run));
+    return claims;
+  }
+  override async reclaim(request: Omit<ClaimRequest, "limit">): Promise<Claim[]> {
+    const claims = await this.inner.reclaim(request);
+    for (const claim of claims) this.publish(eventOf(claim.run));
+    return claims;
+  }
+  override async commitStep(
+    fence: Fence,
+    checkpoint: CheckpointWrite,
+    expectedVersion?: number,
+  ): Promise<RunRecord> {
+    return this.ran(await this.inner.commitStep(fence, checkpoint, expectedVersion));
+  }
+  override async finish(fence: Fence, input: FinishInput): Promise<RunRecord> {
+    return this.ran(await this.inner.finish(fence, input));
+  }
+  override async park(fence: Fence, input: Parameters<RunStoreV1["park"]>[1]): Promise<RunRecord> {
+    return this.ran(await this.inner.park(fence, input));
+  }
+  override async scheduleRetry(
+    fence: Fence,
+    input: { readonly delayMs: number; readonly error: RunErrorInfo },
+  ): Promise<RunRecord> {
+    return this.queued(await this.inner.scheduleRetry(fence, input));
+  }
+  override async release(fence: Fence): Promise<RunRecord> {
+    return this.queued(await this.inner.release(fence));
+  }
+  override async unpark(
+    runId: string,
+    input: { readonly actor: string; readonly reason: string },
+  ): Promise<RunRecord> {
+    return this.queued(await this.inner.unpark(runId, input));
+  }
+  override async cancel(
+    runId: string,
+    input?: { readonly reason?: string; readonly actor?: string },
+  ): Promise<RunRecord> {
+    const run = await this.inner.cancel(runId, input);
+    this.publish({ kind: "cancel", runId: run.id });
+    return this.ran(run);
+  }
+  override async appendEvent(fence: Fence, event: EventInput): Promise<number> {
+    const seq = await this.inner.appendEvent(fence, event);
+    this.publish({ kind: "event", runId: fence.runId, seq });
+    return seq;
+  }
+  override async sweep(): Promise<SweepResult> {
+    const result = await this.inner.sweep();
+    if (result.requeued > 0) this.publish({ kind: "work" });
+    return result;
+  }
+
+  /** A write that moved the run: its new event sequence. */
+  private ran(run: RunRecord): RunRecord {
+    this.publish(eventOf(run));
+    return run;
+  }
+  /** A write that put the run back in the queue: work for its plan, and its new event sequence. */
+  private queued(run: RunRecord): RunRecord {
+    this.publish(workOf(run));
+    return this.ran(run);
+  }
 }
