@@ -17,11 +17,11 @@ import {
 } from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
 import type { StoreContext } from "./context.js";
+import { diagnose, guardCte } from "./fencing.js";
 import { isUuid } from "./ids.js";
-import { type Commit, checkExisting, entriesCte, guardCte } from "./journal.js";
+import { type Commit, checkExisting, entriesCte } from "./journal.js";
 import { afterOf, cursorOf, journalTables, pageLimit, toEffect } from "./journal-rows.js";
 import { changeRun } from "./journal-transitions.js";
-import { diagnose } from "./transitions.js";
 
 type Row = Record<string, unknown>;
 

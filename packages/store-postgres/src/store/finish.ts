@@ -8,7 +8,8 @@ import {
 import { sql } from "kysely";
 import { type CheckpointValues, checkpointValues } from "./chunk-rows.js";
 import { eventSignal, grouped, runColumns, type StoreContext, toRun } from "./context.js";
-import { checkpointCtes, diagnose, fenceGuard } from "./transitions.js";
+import { diagnose, fenceGuard } from "./fencing.js";
+import { checkpointCtes } from "./transitions.js";
 
 /** One run's end: its fence and what `RunStoreV1.finish` was given. */
 export interface FinishItem {

@@ -15,6 +15,7 @@ import {
 import { sql } from "kysely";
 import type { StoreContext } from "./context.js";
 import { RollBack } from "./effects.js";
+import { diagnose } from "./fencing.js";
 import { isUuid } from "./ids.js";
 import {
   afterOf,
@@ -25,7 +26,6 @@ import {
   toJournaledInterrupt,
 } from "./journal-rows.js";
 import { changeRun, notIn } from "./journal-transitions.js";
-import { diagnose } from "./transitions.js";
 
 type Row = Record<string, unknown>;
 

@@ -10,7 +10,7 @@ import {
 } from "@openrath/runtime-durable/store";
 import { type Kysely, sql } from "kysely";
 import { type RunRow, type StoreContext, toRun } from "./context.js";
-import { fenceGuard } from "./transitions.js";
+import { fenceGuard } from "./fencing.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: raw SQL inside a transaction.
 type Tx = Kysely<any>;

@@ -6,8 +6,8 @@ import {
 } from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
 import type { StoreContext } from "./context.js";
+import { diagnose, guardCte } from "./fencing.js";
 import { journalTables, toEntry, toJournaledInterrupt } from "./journal-rows.js";
-import { diagnose, fenceGuard } from "./transitions.js";
 
 /**
  * How a journal write commits: `relaxed` without waiting for the WAL flush (the statement sets
@@ -24,16 +24,6 @@ export type Commit = "relaxed" | "strict";
  * safe to repeat, a park) makes every earlier relaxed one durable too. `strict` waits on every write.
  */
 export type JournalDurability = Commit;
-
-/**
- * The fence guard as a CTE that share-locks the run row (a claim or requeue waits until the write
- * commits) and, for a relaxed commit, turns `synchronous_commit` off for this statement's transaction.
- */
-export function guardCte(c: StoreContext, fence: Fence, commit: Commit = "strict") {
-  const relax =
-    commit === "relaxed" ? sql`, set_config('synchronous_commit', 'off', true) as relaxed` : sql``;
-  return sql`guard as (select r.id, r.tenant_id, r.checkpoint_seq${relax} from ${c.t.runs} r where ${fenceGuard(fence)} for share of r)`;
-}
 
 /** See `JournalStoreV1.openStep`. */
 export async function openStep(c: StoreContext, fence: Fence, commit: Commit): Promise<StepJournalState> {

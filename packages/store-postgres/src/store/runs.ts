@@ -19,6 +19,7 @@ import {
   toMs,
   toRun,
 } from "./context.js";
+import { nextToken } from "./fencing.js";
 import { isUuid } from "./ids.js";
 
 /** See `RunStoreV1.getRun`. */
@@ -78,25 +79,6 @@ function claimsOf(rows: RunRow[], workerId: string): Claim[] {
       leaseExpiresAt: run.leaseExpiresAt ?? 0,
     };
   });
-}
-
-/**
- * The fencing token a claim or reclaim issues: one more than the run's, or the database clock in
- * microseconds when that is larger. Tokens still only grow within a run's committed history (what
- * the fence checks and the effect ledger's `<` compare), and a claim made after a database crash
- * lost a relaxed claim's commit does not issue the lost token again as long as the clock has not
- * gone back by more than the outage: a worker that still holds the lost lease (the same worker
- * identity, in the same process) gets `stale_fence` instead of writing as the new lease. At about
- * 1.8e15 (2026) the values stay exact JavaScript numbers (below 2^53, about 9.0e15) until the year
- * 2255.
- */
-export function nextToken() {
-  return sql`greatest(r.fencing_token + 1, ${clockToken()})`;
-}
-
-/** The database clock in microseconds: the first fencing token of a run claimed as it is submitted. */
-export function clockToken() {
-  return sql`(extract(epoch from now()) * 1000000)::bigint`;
 }
 
 /**

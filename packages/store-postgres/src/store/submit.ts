@@ -15,8 +15,8 @@ import {
   upsertHead,
 } from "./chunk-rows.js";
 import { grouped, RUN_COLUMNS, type RunRow, type StoreContext, toRun } from "./context.js";
+import { clockToken } from "./fencing.js";
 import { newRunId } from "./ids.js";
-import { clockToken } from "./runs.js";
 
 /**
  * One submission: its input, the session ids whose heads forbid it (`submitIfNew`), the worker it

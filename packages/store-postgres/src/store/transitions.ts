@@ -22,83 +22,9 @@ import {
   upsertHead,
 } from "./chunk-rows.js";
 import { eventSignal, RUN_COLUMNS, type RunRow, runColumns, type StoreContext, toRun } from "./context.js";
+import { diagnose, fenceGuard, notFound } from "./fencing.js";
 import { isUuid } from "./ids.js";
 import { journalTables } from "./journal-rows.js";
-
-/** The fence guard every worker write carries: the lease is current by token, holder and database clock. */
-export function fenceGuard(fence: Fence) {
-  return sql`r.id = ${fence.runId} and r.status = 'running' and r.fencing_token = ${fence.token}
-    and r.lease_holder = ${fence.workerId} and r.lease_expires_at > now()`;
-}
-
-/** Why a guarded write touched no row, as the coded error the caller gets. */
-export async function diagnose(
-  c: StoreContext,
-  fence: Fence,
-  what: string,
-  expected?: { version?: number; seq?: number },
-): Promise<never> {
-  const result = await sql<
-    RunRow & { expired: boolean }
-  >`select ${RUN_COLUMNS}, lease_expires_at <= now() as expired from ${c.t.runs} where id = ${fence.runId}`.execute(
-    c.db,
-  );
-  const row = result.rows[0];
-  if (!row) throw notFound(fence.runId);
-  const run = toRun(row);
-  const details = {
-    runId: run.id,
-    status: run.status,
-    token: fence.token,
-    currentToken: run.fencingToken,
-    workerId: fence.workerId,
-  };
-  if (run.status !== "running") {
-    throw new DurableError(
-      "stale_fence",
-      `Cannot ${what} run ${run.id}: it is ${run.status} now, not running under this lease.`,
-      { details },
-    );
-  }
-  if (run.fencingToken !== fence.token || run.leaseHolder !== fence.workerId) {
-    throw new DurableError(
-      "stale_fence",
-      `Cannot ${what} run ${run.id}: fencing token ${fence.token} of ${fence.workerId} is stale; the lease is now token ${run.fencingToken} of ${run.leaseHolder}.`,
-      { details },
-    );
-  }
-  if (row.expired) {
-    throw new DurableError(
-      "stale_fence",
-      `Cannot ${what} run ${run.id}: the lease of ${fence.workerId} expired (database clock).`,
-      { details },
-    );
-  }
-  if (expected?.version !== undefined && run.version !== expected.version) {
-    throw new DurableError(
-      "version_conflict",
-      `Cannot ${what} run ${run.id}: expected version ${expected.version}, it is ${run.version}.`,
-      {
-        details: { ...details, expected: expected.version, actual: run.version },
-      },
-    );
-  }
-  if (expected?.seq !== undefined && run.checkpointSeq !== expected.seq - 1) {
-    throw new DurableError(
-      "version_conflict",
-      `Cannot ${what} run ${run.id}: checkpoint ${expected.seq} does not follow the last committed checkpoint ${run.checkpointSeq}.`,
-      { details: { ...details, sequence: expected.seq, last: run.checkpointSeq } },
-    );
-  }
-  throw new DurableError("version_conflict", `Cannot ${what} run ${run.id}: it changed concurrently.`, {
-    details,
-  });
-}
-
-/** The `run_not_found` error. */
-export function notFound(runId: string): DurableError {
-  return new DurableError("run_not_found", `No run ${runId}.`, { details: { runId } });
-}
 
 /** SQL list of the statuses the table allows to reach `to`. */
 function from(to: RunStatus) {
