@@ -13,7 +13,7 @@ import {
 import { sql } from "kysely";
 import { referencedArtifacts } from "./artifact-references.js";
 import { Batcher } from "./batcher.js";
-import { applyRetention, eraseSession, findSessionHead, loadCheckpoint } from "./checkpoints.js";
+import { findSessionHead, loadCheckpoint } from "./checkpoints.js";
 import { mapDriverError, type StoreContext, tables } from "./context.js";
 import { readEvents } from "./events.js";
 import { FINISH_BATCH, type FinishItem, finishRuns } from "./finish.js";
@@ -21,6 +21,7 @@ import { isUuid } from "./ids.js";
 import { expireInterrupts } from "./interrupts.js";
 import { journalStore } from "./journal-store.js";
 import { deploymentsOf, getPlan, registerPlan } from "./plans.js";
+import { applyRetention, eraseSession } from "./retention.js";
 import { claimRuns, getRun, heartbeat, listRuns, reclaimRuns } from "./runs.js";
 import { checkClaim, SUBMIT_BATCH, type SubmitItem, type SubmitOutcome, submitRuns } from "./submit.js";
 import {
