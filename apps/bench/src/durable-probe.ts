@@ -1,13 +1,13 @@
 // A profiling probe for the durable store, not a bench: statements per run and per step (by text,
 // with their mean duration), storage per table (heap, indexes, live/dead rows, HOT updates, before
-// and after VACUUM), ms per step and one-step-run throughput. ADR 0018's counts come from here.
+// and after VACUUM), ms per step and one-step-run throughput. The counts in docs/perf/ come from here.
 //
 //   node --conditions=@openrath/source --import tsx src/durable-probe.ts count
 //   ... durable-probe.ts storage [turns] [runs,steps]
 //   ... durable-probe.ts perstep [steps]          (ONLY=postgres-relaxed|postgres-strict|pglite-relaxed)
 //   ... durable-probe.ts tput pglite|postgres [runs] [concurrency]
 //
-// Experiments (ADR 0018, "tried and not kept"): GENERIC=1 forces generic plans (plan_cache_mode);
+// Experiments (tried and not kept: docs/perf/2026-12-durable-throughput.md): GENERIC=1 forces generic plans (plan_cache_mode);
 // NOFK=1 drops the PGlite store's foreign keys; ASYNC=1 turns synchronous_commit off on PGlite;
 // AE=1 logs every statement's plan with auto_explain (analyze, buffers) to the server's log;
 // ORDER=… sets the order of the perstep cases.

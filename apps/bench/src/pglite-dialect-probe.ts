@@ -1,7 +1,7 @@
 // A profiling probe for the PGlite dialect, not a bench: what one primary-key lookup of a `runs`
 // row costs at each layer, from PostgreSQL's execution inside PGlite's WebAssembly up to the store's
 // own statement through Kysely, so the dialect's overhead per statement can be told from the
-// query's. ADR 0018's "PGlite per statement" section comes from here.
+// query's. docs/perf/2026-12-pglite-per-statement.md (ADR 0018, decision 10) comes from here.
 //
 //   node --conditions=@openrath/source --import tsx src/pglite-dialect-probe.ts layers [iterations]
 //   ... pglite-dialect-probe.ts tput [runs] [profile.cpuprofile]

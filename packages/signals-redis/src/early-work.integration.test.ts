@@ -38,7 +38,7 @@ function slowFlushUrl(): string {
 
 // With signals other than the store's own (Redis, no LISTEN/NOTIFY fallback on the worker), a
 // submission's `work` signal goes out once the store reports the run committed, before the store
-// waits for the commit's WAL flush (ADR 0018): a worker starts the run while the submitter still
+// waits for the commit's WAL flush (ADR 0018, decision 6): a worker starts the run while the submitter still
 // waits. Published only after `submit` returned, the worker would start it after the flush.
 describe.skipIf(!postgres.available || !redis.available)(
   `a Redis worker starts a run during the submitter's WAL flush (${postgres.reason}; ${redis.reason})`,
