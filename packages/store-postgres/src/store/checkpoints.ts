@@ -10,6 +10,7 @@ import {
   needsContext,
 } from "@openrath/runtime-durable/store";
 import { type RawBuilder, sql, type Transaction } from "kysely";
+import type { Database } from "../schema.js";
 import { chunkFromRow, sessionHeads } from "./chunk-rows.js";
 import { type StoreContext, toMs } from "./context.js";
 import { isUuid } from "./ids.js";
@@ -39,8 +40,7 @@ function bodyOf(row: ChainRow, where: string, base: () => ChainContext | undefin
   }
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: raw SQL over a Kysely instance or transaction.
-type Db = StoreContext["db"] | Transaction<any>;
+type Db = StoreContext["db"] | Transaction<Database>;
 
 /**
  * Applies one stored chunk-op list to the list before it: `[start, count]` copies a range of

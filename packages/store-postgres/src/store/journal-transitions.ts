@@ -9,11 +9,11 @@ import {
   type RunStatus,
 } from "@openrath/runtime-durable/store";
 import { type Kysely, sql } from "kysely";
+import type { Database } from "../schema.js";
 import { type RunRow, type StoreContext, toRun } from "./context.js";
 import { fenceGuard } from "./fencing.js";
 
-// biome-ignore lint/suspicious/noExplicitAny: raw SQL inside a transaction.
-type Tx = Kysely<any>;
+type Tx = Kysely<Database>;
 
 /** A change of a run the journal makes inside its transaction, with the event that reports it. */
 export interface RunChange {
