@@ -3,9 +3,10 @@
  * over a Standard Schema (one coded error for every backend), sandbox path confinement,
  * output capping and argument checks (commands, file data, code, environments), memory scope
  * arithmetic and extraction, provider delta accumulation and the retrying call wrappers, request
- * fingerprints. Application code writes against the main entry; these are for the packages that
+ * fingerprints, backoff, a bounded map and UUIDv7 ids. Application code writes against the main entry; these are for the packages that
  * implement a contract.
  */
+export { type BackoffOptions, BoundedMap, backoffDelay } from "./backend-helpers.js";
 export { type Branch, createRunScope } from "./call-position.js";
 export {
   type CheckOptionsContext,
@@ -15,6 +16,7 @@ export {
   type OptionIssue,
 } from "./check-options.js";
 export { chunkToMessage } from "./chunk.js";
+export { newId } from "./internal/id.js";
 export { validateJsonSchema } from "./internal/json-schema.js";
 export {
   extractMemories,

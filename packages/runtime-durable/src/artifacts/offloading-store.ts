@@ -1,4 +1,5 @@
 import type { Chunk } from "@openrath/core";
+import { BoundedMap } from "@openrath/core/backend";
 import { ArtifactError } from "../contract/artifact-error.js";
 import type { ArtifactStoreV1 } from "../contract/artifact-store.js";
 import { DurableError } from "../contract/durable-error.js";
@@ -65,7 +66,7 @@ const TENANT_CACHE = 10_000;
 export function withArtifactOffload(store: RunStoreV1, options: ArtifactOffloadOptions): RunStoreV1 {
   const { artifacts } = options;
   const threshold = options.thresholdBytes ?? DEFAULT_OFFLOAD_THRESHOLD_BYTES;
-  const tenants = new Map<string, string>();
+  const tenants = new BoundedMap<string, string>(TENANT_CACHE);
 
   async function tenantOf(runId: string): Promise<string> {
     const known = tenants.get(runId);
@@ -73,7 +74,6 @@ export function withArtifactOffload(store: RunStoreV1, options: ArtifactOffloadO
     const run = await store.getRun(runId);
     // An unknown run makes the store's own call fail with its own error; any tenant does here.
     const tenant = run?.tenantId ?? "default";
-    if (tenants.size >= TENANT_CACHE) tenants.delete(tenants.keys().next().value!);
     tenants.set(runId, tenant);
     return tenant;
   }

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { JsonObject } from "@openrath/core";
+import { backoffDelay } from "@openrath/core/backend";
 import { DurableError } from "../contract/durable-error.js";
 import type { PlanRecord } from "../contract/run-records.js";
 import { canonicalJson, sha256 } from "../internal/canonical.js";
@@ -236,5 +237,5 @@ function readModule(href: string, id: string): string {
 
 /** The delay before attempt `attempt + 1` after attempt `attempt` failed. */
 export function retryDelayMs(retry: Required<RetryPolicy>, attempt: number): number {
-  return Math.min(retry.maxMs, retry.baseMs * 2 ** Math.max(0, attempt - 1));
+  return backoffDelay(attempt, { baseMs: retry.baseMs, maxMs: retry.maxMs });
 }

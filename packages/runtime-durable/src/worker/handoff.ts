@@ -1,4 +1,5 @@
 import type { Session } from "@openrath/core";
+import { BoundedMap } from "@openrath/core/backend";
 import type { CheckpointBase } from "../checkpoint/delta-codec.js";
 import type { JournalStoreV1 } from "../contract/journal-store.js";
 import type { Fence, RunRecord } from "../contract/run-records.js";
@@ -27,7 +28,7 @@ interface Handed {
  * is sent, and a claim of that session waits for it.
  */
 export class SubmittedSessions {
-  private readonly entries = new Map<string, Handed>();
+  private readonly entries = new BoundedMap<string, Handed>(HANDOFF_LIMIT);
   private readonly inFlight = new Map<string, Set<Promise<Handed | undefined>>>();
 
   /**
@@ -56,7 +57,6 @@ export class SubmittedSessions {
 
   /** Keeps the session of a run this process submitted and claimed for one of its workers. */
   hand(handed: Handed): void {
-    if (this.entries.size >= HANDOFF_LIMIT) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(handed.runId, handed);
   }
 
@@ -131,10 +131,9 @@ const RECENT_LIMIT = 4096;
  * submitted runs. Bounded; the oldest go first.
  */
 export class RecentRuns<V> {
-  private readonly runs = new Map<string, V>();
+  private readonly runs = new BoundedMap<string, V>(RECENT_LIMIT);
 
   set(runId: string, value: V): void {
-    if (this.runs.size >= RECENT_LIMIT) this.runs.delete(this.runs.keys().next().value!);
     this.runs.set(runId, value);
   }
 

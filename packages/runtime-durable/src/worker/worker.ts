@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { OpenRathError } from "@openrath/core";
+import { backoffDelay } from "@openrath/core/backend";
 import { DurableError } from "../contract/durable-error.js";
 import type { Claim, Fence, RunRecord } from "../contract/run-records.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
@@ -328,7 +329,7 @@ export class DurableWorker {
             });
           }
           // The store is unreachable: try again after a backoff (the only timed retry in the loop).
-          await new Promise((r) => setTimeout(r, Math.min(2000, 50 * 2 ** Math.min(failures, 6))));
+          await new Promise((r) => setTimeout(r, backoffDelay(failures + 1, { baseMs: 50, maxMs: 2000 })));
           continue;
         }
       }
