@@ -1,4 +1,4 @@
-import { checkOptions } from "@openrath/core/backend";
+import { backoffDelay, checkOptions } from "@openrath/core/backend";
 import {
   DurableError,
   inProcessSignals,
@@ -142,7 +142,7 @@ export function redisSignals(options: RedisSignalsOptions = {}): RedisSignals {
   const target = redisTarget(settings.url, settings.redis);
 
   const base: RedisOptions = {
-    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times - 1, 10), maxDelay),
+    retryStrategy: (times) => backoffDelay(times, { baseMs: 50, maxMs: Math.min(maxDelay, 50 * 2 ** 10) }),
     ...settings.redis,
   };
   const connect = (extra: RedisOptions) =>

@@ -8,6 +8,7 @@ import {
   type SandboxV1,
 } from "@openrath/core";
 import {
+  backoffDelay,
   checkCode,
   checkCommand,
   checkEnv,
@@ -664,7 +665,7 @@ export class ContainerSandbox implements SandboxV1 {
           { details: { id: this.id } },
         );
       }
-      await sleep(Math.min(5 * 2 ** attempt, 50));
+      await sleep(backoffDelay(attempt + 1, { baseMs: 5, maxMs: 50 }));
     }
   }
 
@@ -681,7 +682,7 @@ export class ContainerSandbox implements SandboxV1 {
         killOnStop: false,
       }).catch(() => undefined);
       if (result?.exitCode === 0) return true;
-      await sleep(100 * 2 ** Math.min(attempt, 4));
+      await sleep(backoffDelay(attempt + 1, { baseMs: 100, maxMs: 1600 }));
     }
     return this.closed;
   }

@@ -5,7 +5,7 @@ import {
   SandboxError,
   type SandboxV1,
 } from "@openrath/core";
-import { checkCode, checkCommand, checkEnv, resolveExecTimeout } from "@openrath/core/backend";
+import { backoffDelay, checkCode, checkCommand, checkEnv, resolveExecTimeout } from "@openrath/core/backend";
 import { runPython } from "./code-contexts.js";
 import { type RunContext, type RunOptions, runCommand } from "./commands.js";
 import { explain, failureDetails, isUnreachable, remoteFailure, toSandboxError } from "./errors.js";
@@ -338,7 +338,7 @@ export async function deleteSandbox(sandboxes: Sandboxes, id: string, attempts =
           },
         );
       }
-      await sleep(250 * 2 ** (attempt - 1));
+      await sleep(backoffDelay(attempt, { baseMs: 250, maxMs: Infinity }));
     }
   }
 }
