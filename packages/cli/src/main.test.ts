@@ -365,6 +365,12 @@ describe("what the commands used to get wrong", () => {
     expect(prune.stderr).toContain("[not_found]");
   });
 
+  it("refuses --state without --durable rather than ignoring it", async () => {
+    const run = await cli(["demo", "--state", "st"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe("openrath: --state goes with --durable\n");
+  });
+
   it("resolves relative paths against the directory a package script was started from", async () => {
     const run = await cli(["lineage", "no-such-dir"], {
       cwd: undefined,

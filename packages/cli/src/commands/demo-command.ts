@@ -4,7 +4,6 @@ import { OpenRathError, type ProviderV1, ReplayProvider } from "@openrath/core";
 import { runDemo } from "../demo/demo.js";
 import { UsageError } from "../internal/args.js";
 import type { Command, CommandContext } from "../internal/command.js";
-import { ensureLocalSandbox } from "../internal/ensure-local-sandbox.js";
 import { renderLineageHtml } from "../viewer/render-lineage-html.js";
 
 /** `openrath demo`: runs the MAMS demo and prints its report. */
@@ -70,6 +69,7 @@ export const demoCommand: Command = {
       });
       ctx.stderr.write(`Using ${provider.model} through ${ctx.env.OPENAI_BASE_URL || "the OpenAI API"}.\n`);
     }
+    if (options.state !== undefined && !options.durable) throw new UsageError("--state goes with --durable");
     if (options.durable) {
       if (record || replay || lineage)
         throw new UsageError("--durable runs without --record, --replay or --lineage");
@@ -145,7 +145,6 @@ async function runDurable(
 ): Promise<number> {
   const { runDurableMams } = await import("@openrath/demo/durable");
   const { pgliteStore } = await import("@openrath/store-postgres");
-  ensureLocalSandbox();
   ctx.stderr.write(
     `Durable MAMS demo, state in ${state}: stop it at any point and run the same command again.\n`,
   );
