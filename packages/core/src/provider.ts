@@ -1,3 +1,4 @@
+import { backoffDelay } from "./backend-helpers.js";
 import type { CallPosition } from "./call-position.js";
 import type { Message, ReasoningItem, ToolCall } from "./chunk.js";
 import { OpenRathError, type OpenRathErrorOptions } from "./errors.js";
@@ -197,7 +198,7 @@ export function retryDelay(
   const base = policy.baseDelayMs ?? 500;
   const max = policy.maxDelayMs ?? 30_000;
   if (error.retryAfterMs !== undefined) return Math.min(max, Math.max(0, error.retryAfterMs));
-  return Math.min(max, base * 2 ** (attempt - 1) + random() * base);
+  return backoffDelay(attempt, { baseMs: base, maxMs: max, jitter: random });
 }
 
 function abortError(signal: AbortSignal): ProviderError {
