@@ -23,6 +23,7 @@ export { type ReadArtifactOptions, readArtifact, readArtifactText } from "./arti
 export type { ArtifactErrorCode } from "./contract/artifact-error.js";
 export { ArtifactError } from "./contract/artifact-error.js";
 export type { ArtifactStoreV1 } from "./contract/artifact-store.js";
+export type { AuditInput, AuditOutcome, AuditRecord, TokenRecord } from "./contract/access.js";
 export type { Deployment, PlanRevision } from "./contract/deployments.js";
 export { DurableError, type DurableErrorCode } from "./contract/durable-error.js";
 export type {

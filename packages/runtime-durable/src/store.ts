@@ -77,6 +77,16 @@ export type {
   ArtifactStoreV1,
   ArtifactSweepOptions,
 } from "./contract/artifact-store.js";
+export type {
+  AccessStoreV1,
+  Audited,
+  AuditInput,
+  AuditOutcome,
+  AuditRecord,
+  CreateTokenInput,
+  ListAuditQuery,
+  TokenRecord,
+} from "./contract/access.js";
 export type { Deployment, DeploymentsV1, PlanRevision } from "./contract/deployments.js";
 export { DurableError, type DurableErrorCode } from "./contract/durable-error.js";
 export {

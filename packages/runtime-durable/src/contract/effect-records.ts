@@ -105,6 +105,8 @@ export interface EffectInput {
 export interface ListEffectsQuery {
   readonly tenantId: string;
   readonly runId?: string;
+  /** Only effects of this project's runs. */
+  readonly projectId?: string;
   /** Default `needs_review`: the review inbox. */
   readonly status?: EffectStatus | readonly EffectStatus[];
   /** The `nextCursor` of the previous page. */

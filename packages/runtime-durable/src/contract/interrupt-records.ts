@@ -97,6 +97,8 @@ export interface DecisionInput {
 export interface ListInterruptsQuery {
   readonly tenantId: string;
   readonly runId?: string;
+  /** Only interrupts of this project's runs. */
+  readonly projectId?: string;
   /** Default `pending`: the inbox. `"all"` for every status. */
   readonly status?: InterruptStatus | "all";
   /** The `nextCursor` of the previous page. */

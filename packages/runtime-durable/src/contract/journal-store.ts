@@ -1,4 +1,5 @@
 import type { ToolOutcome } from "@openrath/core";
+import type { Audited } from "./access.js";
 import type { EffectInput, EffectRecord, EffectResolutionInput, ListEffectsQuery } from "./effect-records.js";
 import type {
   DecisionInput,
@@ -99,6 +100,7 @@ export interface JournalStoreV1 {
     effectId: string,
     resolution: EffectResolutionInput,
     tenantId?: string,
+    audited?: Audited,
   ): Promise<{ readonly effect: EffectRecord; readonly run: RunRecord }>;
 
   /** The interrupt, or `undefined` (also for another tenant's, when `tenantId` is given). */
@@ -117,6 +119,7 @@ export interface JournalStoreV1 {
     interruptId: string,
     decision: DecisionInput,
     tenantId?: string,
+    audited?: Audited,
   ): Promise<{ readonly interrupt: InterruptRecord; readonly run: RunRecord }>;
   /**
    * Times out pending interrupts past their expiry (database clock): the declared default is taken

@@ -1,4 +1,5 @@
 import type { Chunk, JsonObject, JsonValue, LineageNodeJSON } from "@openrath/core";
+import type { AuditInput } from "./access.js";
 import type { RunStatus } from "./status.js";
 
 /** A coded error as stored on a run or in an event: never a raw stack. */
@@ -218,6 +219,13 @@ export interface SubmitInput {
   readonly metadata?: JsonObject;
   /** Not claimed before this time (epoch ms; default now). */
   readonly notBefore?: number;
+  /**
+   * A project inside the tenant (a label for scoping, such as an API token's project); absent or
+   * `null` for none. Part of the run, not of its fingerprint.
+   */
+  readonly projectId?: string | null;
+  /** Written in the same transaction as the new run (not when an earlier submission answers). */
+  readonly audit?: AuditInput;
 }
 
 /** What a submission returns: the run, and whether this call created it. */
@@ -233,6 +241,8 @@ export interface ListRunsQuery {
   readonly status?: RunStatus | readonly RunStatus[];
   readonly sessionId?: string;
   readonly planHash?: string;
+  /** Only runs of this project. */
+  readonly projectId?: string;
   /** Return runs created after this run id (keyset pagination; ids are time-ordered). */
   readonly after?: string;
   /** 1..500, default 100. */

@@ -1,3 +1,4 @@
+import type { AccessStoreV1, AuditInput } from "./access.js";
 import type { DeploymentsV1 } from "./deployments.js";
 import type { ClaimOnSubmitV1, GroupCommitV1, NewSessionSubmitV1 } from "./fast-paths.js";
 import type { JournalStoreV1 } from "./journal-store.js";
@@ -63,6 +64,12 @@ export interface RunStoreCapabilities {
    * false: a runtime then resolves names among the workflows it registered itself.
    */
   readonly deployments?: boolean;
+  /**
+   * `access` keeps API tokens and the audit log ({@link AccessStoreV1}), and the mutations that
+   * take an `audit` input write it in their transaction. Absent means false: such a store ignores
+   * `audit` inputs, and a server in front of it has no stored tokens.
+   */
+  readonly access?: boolean;
 }
 
 /**
@@ -207,13 +214,19 @@ export interface RunStoreV1 {
     },
   ): Promise<RunRecord>;
   /** Puts a parked run back in the queue (a decision arrived, a review was resolved). */
-  unpark(runId: string, input: { readonly actor: string; readonly reason: string }): Promise<RunRecord>;
+  unpark(
+    runId: string,
+    input: { readonly actor: string; readonly reason: string; readonly audit?: AuditInput },
+  ): Promise<RunRecord>;
   /**
    * Cancels an active run (queued, running or parked) and signals the worker that holds it.
    *
    * @throws `invalid_transition` when the run is already terminal.
    */
-  cancel(runId: string, input?: { readonly reason?: string; readonly actor?: string }): Promise<RunRecord>;
+  cancel(
+    runId: string,
+    input?: { readonly reason?: string; readonly actor?: string; readonly audit?: AuditInput },
+  ): Promise<RunRecord>;
 
   /** Appends an event to a run the worker holds (fenced); returns its sequence. */
   appendEvent(fence: Fence, event: EventInput): Promise<number>;
@@ -257,6 +270,9 @@ export interface RunStoreV1 {
   readonly newSessionSubmit?: NewSessionSubmitV1;
   /** Fast path: a submission that claims its run, when `capabilities.claimOnSubmit` is true. */
   readonly claimOnSubmit?: ClaimOnSubmitV1;
+
+  /** API tokens and the audit log, when `capabilities.access` is true. */
+  readonly access?: AccessStoreV1;
 
   /** Workflow names resolved through the store, when `capabilities.deployments` is true. */
   readonly deployments?: DeploymentsV1;
