@@ -1,3 +1,4 @@
+import type { Audited } from "../contract/access.js";
 import type { EffectRecord, EffectResolutionInput, ListEffectsQuery } from "../contract/effect-records.js";
 import type { Page } from "../contract/journal-records.js";
 import type { JournalStoreV1 } from "../contract/journal-store.js";
@@ -42,8 +43,9 @@ export class EffectOperations {
   async resolve(
     effectId: string,
     resolution: EffectResolutionInput,
-    scope: OperatorScope = {},
+    scope: OperatorScope & Audited = {},
   ): Promise<{ readonly effect: EffectRecord; readonly run: RunRecord }> {
-    return this.journal().resolveEffect(effectId, resolution, scope.tenantId ?? this.tenantId);
+    const audited = scope.audit === undefined ? undefined : { audit: scope.audit };
+    return this.journal().resolveEffect(effectId, resolution, scope.tenantId ?? this.tenantId, audited);
   }
 }

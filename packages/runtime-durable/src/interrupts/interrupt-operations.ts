@@ -1,3 +1,4 @@
+import type { Audited } from "../contract/access.js";
 import type { DecisionInput, InterruptRecord, ListInterruptsQuery } from "../contract/interrupt-records.js";
 import type { Page } from "../contract/journal-records.js";
 import type { JournalStoreV1 } from "../contract/journal-store.js";
@@ -36,7 +37,8 @@ export class InterruptOperations {
   }
 
   /**
-   * Decides a pending interrupt and resumes its run (it continues exactly where it asked).
+   * Decides a pending interrupt and resumes its run (it continues exactly where it asked). An
+   * `audit` record is written with the decision, in its transaction, on a store with `access`.
    *
    * @throws {DurableError} `interrupt_not_found`, `interrupt_decided`, `invalid_decision`,
    *   `invalid_transition` — in every case nothing changes.
@@ -44,8 +46,9 @@ export class InterruptOperations {
   async decide(
     interruptId: string,
     decision: DecisionInput,
-    scope: OperatorScope = {},
+    scope: OperatorScope & Audited = {},
   ): Promise<{ readonly interrupt: InterruptRecord; readonly run: RunRecord }> {
-    return this.journal().decideInterrupt(interruptId, decision, scope.tenantId ?? this.tenantId);
+    const audited = scope.audit === undefined ? undefined : { audit: scope.audit };
+    return this.journal().decideInterrupt(interruptId, decision, scope.tenantId ?? this.tenantId, audited);
   }
 }

@@ -29,13 +29,13 @@ export function publishingJournal(journal: JournalStoreV1, signals: SignalsV1): 
       publish(eventOf(result.run));
       return result;
     },
-    async resolveEffect(effectId, resolution, tenantId) {
-      const result = await journal.resolveEffect(effectId, resolution, tenantId);
+    async resolveEffect(effectId, resolution, tenantId, audited) {
+      const result = await journal.resolveEffect(effectId, resolution, tenantId, audited);
       resumed(result.run);
       return result;
     },
-    async decideInterrupt(interruptId, decision, tenantId) {
-      const result = await journal.decideInterrupt(interruptId, decision, tenantId);
+    async decideInterrupt(interruptId, decision, tenantId, audited) {
+      const result = await journal.decideInterrupt(interruptId, decision, tenantId, audited);
       resumed(result.run);
       return result;
     },
