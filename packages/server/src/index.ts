@@ -1,0 +1,17 @@
+/**
+ * `@openrath/server`: the Agent Server, an HTTP API in front of a {@link DurableRuntime}. Every
+ * route is validated by zod schemas and described by the OpenAPI 3.1 document they generate
+ * (`/openapi.json`, committed as `deploy/openapi.json`).
+ */
+export {
+  type AuthOptions,
+  type Authenticator,
+  AuthenticationFailed,
+  hashTokenSecret,
+  newTokenSecret,
+  type Principal,
+  TOKEN_PREFIX,
+} from "./auth.js";
+export { ApiError, type ServerErrorCode } from "./errors.js";
+export { ACTIONS, type Action, allows, unknownGrants } from "./grants.js";
+export { API_VERSION, createServer, type ServerOptions } from "./server.js";

@@ -1,0 +1,212 @@
+import type {
+  AuditRecord,
+  EffectRecord,
+  InterruptRecord,
+  RunEvent,
+  RunRecord,
+  TokenRecord,
+} from "@openrath/runtime-durable";
+import { RUN_STATUSES } from "@openrath/runtime-durable";
+import { z } from "zod";
+
+// The API's own shapes: camelCase JSON, ISO 8601 times, no lease or fencing internals.
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
+const Time = z.string().describe("ISO 8601 time (UTC).");
+const Json = z.unknown().describe("Any JSON value.");
+
+export const RunStatus = z.enum(RUN_STATUSES as unknown as [string, ...string[]]).meta({ id: "RunStatus" });
+
+export const Run = z
+  .object({
+    id: z.string(),
+    tenantId: z.string(),
+    projectId: z.string().nullable(),
+    sessionId: z.string(),
+    workflow: z.string(),
+    planHash: z.string(),
+    status: RunStatus,
+    priority: z.number().int(),
+    idempotencyKey: z.string().nullable(),
+    nextStep: z.string().nullable(),
+    attempt: z.number().int(),
+    lastEventSequence: z.number().int(),
+    lastCheckpoint: z.number().int(),
+    deadline: Time.nullable(),
+    error: z
+      .object({
+        code: z.string(),
+        message: z.string(),
+        stepId: z.string().optional(),
+        retryable: z.boolean().optional(),
+      })
+      .nullable(),
+    metadata: z.record(z.string(), Json),
+    createdAt: Time,
+    updatedAt: Time,
+  })
+  .meta({ id: "Run" });
+
+export function runOut(run: RunRecord): z.input<typeof Run> {
+  return {
+    id: run.id,
+    tenantId: run.tenantId,
+    projectId: (run as { projectId?: string | null }).projectId ?? null,
+    sessionId: run.sessionId,
+    workflow: run.workflow,
+    planHash: run.planHash,
+    status: run.status,
+    priority: run.priority,
+    idempotencyKey: run.idempotencyKey,
+    nextStep: run.nextStep,
+    attempt: run.attempt,
+    lastEventSequence: run.eventSeq,
+    lastCheckpoint: run.checkpointSeq,
+    deadline: isoOrNull(run.deadline),
+    error: run.error,
+    metadata: run.metadata,
+    createdAt: iso(run.createdAt),
+    updatedAt: iso(run.updatedAt),
+  };
+}
+
+export const Event = z
+  .object({
+    runId: z.string(),
+    sequence: z.number().int().describe("Gap-free from 1 per run; the SSE `id`."),
+    type: z.string(),
+    data: Json,
+    at: Time,
+  })
+  .meta({ id: "Event" });
+
+export function eventOut(event: RunEvent): z.input<typeof Event> {
+  return { runId: event.runId, sequence: event.seq, type: event.type, data: event.data, at: iso(event.at) };
+}
+
+export const Interrupt = z
+  .object({
+    id: z.string(),
+    runId: z.string(),
+    stepId: z.string(),
+    kind: z.string(),
+    status: z.string(),
+    request: Json,
+    schema: z.record(z.string(), Json).nullable().describe("JSON Schema a decision's payload must satisfy."),
+    hasTimeoutDefault: z.boolean(),
+    decision: Json.nullable(),
+    createdAt: Time,
+    expiresAt: Time.nullable(),
+    decidedAt: Time.nullable(),
+  })
+  .meta({ id: "Interrupt" });
+
+export function interruptOut(record: InterruptRecord): z.input<typeof Interrupt> {
+  return {
+    id: record.id,
+    runId: record.runId,
+    stepId: record.stepId,
+    kind: record.kind,
+    status: record.status,
+    request: record.request,
+    schema: record.schema,
+    hasTimeoutDefault: record.hasTimeoutDefault,
+    decision: record.decision,
+    createdAt: iso(record.createdAt),
+    expiresAt: isoOrNull(record.expiresAt),
+    decidedAt: isoOrNull(record.decidedAt),
+  };
+}
+
+export const Effect = z
+  .object({
+    id: z.string(),
+    runId: z.string(),
+    stepId: z.string(),
+    tool: z.string(),
+    callId: z.string(),
+    effect: z.string().describe("The tool's effect class."),
+    idempotencyKey: z.string().nullable(),
+    arguments: Json,
+    status: z.string(),
+    dispatches: z.number().int(),
+    outcome: Json.nullable(),
+    resolution: Json.nullable(),
+    createdAt: Time,
+    updatedAt: Time,
+  })
+  .meta({ id: "Effect" });
+
+export function effectOut(record: EffectRecord): z.input<typeof Effect> {
+  return {
+    id: record.id,
+    runId: record.runId,
+    stepId: record.stepId,
+    tool: record.tool,
+    callId: record.callId,
+    effect: record.effect,
+    idempotencyKey: record.idempotencyKey,
+    arguments: record.arguments,
+    status: record.status,
+    dispatches: record.dispatches,
+    outcome: record.outcome,
+    resolution: record.resolution,
+    createdAt: iso(record.createdAt),
+    updatedAt: iso(record.updatedAt),
+  };
+}
+
+export const Token = z
+  .object({
+    id: z.string(),
+    tenantId: z.string(),
+    projectId: z.string().nullable(),
+    name: z.string(),
+    grants: z.array(z.string()),
+    createdAt: Time,
+    expiresAt: Time.nullable(),
+    revokedAt: Time.nullable(),
+  })
+  .meta({ id: "Token" });
+
+export function tokenOut(token: TokenRecord): z.input<typeof Token> {
+  return {
+    id: token.id,
+    tenantId: token.tenantId,
+    projectId: token.projectId,
+    name: token.name,
+    grants: [...token.grants],
+    createdAt: iso(token.createdAt),
+    expiresAt: isoOrNull(token.expiresAt),
+    revokedAt: isoOrNull(token.revokedAt),
+  };
+}
+
+export const AuditEntry = z
+  .object({
+    id: z.number().int(),
+    at: Time,
+    tenantId: z.string(),
+    actor: z.string(),
+    action: z.string(),
+    outcome: z.enum(["allowed", "denied", "failed"]),
+    resourceKind: z.string(),
+    resourceId: z.string().nullable(),
+    reason: z.string().nullable(),
+    requestId: z.string().nullable(),
+    attributes: z.record(z.string(), Json),
+  })
+  .meta({ id: "AuditEntry" });
+
+export function auditOut(record: AuditRecord): z.input<typeof AuditEntry> {
+  return { ...record, at: iso(record.at) };
+}
+
+/** A page of a list: `next` is the cursor of the next page, `null` on the last. */
+export const page = <T extends z.ZodType>(item: T) =>
+  z.object({ items: z.array(item), next: z.string().nullable() });
+
+/** A list's `limit` query parameter. */
+export const limit = (max: number, fallback: number) =>
+  z.coerce.number().int().min(1).max(max).default(fallback).describe(`1..${max}, default ${fallback}.`);
