@@ -71,9 +71,16 @@ export type Authenticator = (authorization: string | undefined) => Promise<Princ
 
 function bearer(authorization: string | undefined): string {
   if (authorization === undefined || authorization === "")
-    throw new AuthenticationFailed("missing_credentials", "Send a bearer token: `Authorization: Bearer <token>`.");
+    throw new AuthenticationFailed(
+      "missing_credentials",
+      "Send a bearer token: `Authorization: Bearer <token>`.",
+    );
   const match = /^Bearer ([^\s]+)$/i.exec(authorization.trim());
-  if (!match?.[1]) throw new AuthenticationFailed("malformed_credentials", "The Authorization header is not `Bearer <token>`.");
+  if (!match?.[1])
+    throw new AuthenticationFailed(
+      "malformed_credentials",
+      "The Authorization header is not `Bearer <token>`.",
+    );
   return match[1];
 }
 
@@ -119,14 +126,20 @@ function jwtAuthenticator(options: Extract<AuthOptions, { mode: "jwt" }>): Authe
     }
     const tenantId = claimString(payload, options.tenantClaim ?? "tenant");
     const actor = `jwt:${payload.sub ?? "unknown"}`;
-    if (!tenantId) throw new AuthenticationFailed("missing_tenant", "The JWT names no tenant.", undefined, actor);
+    if (!tenantId)
+      throw new AuthenticationFailed("missing_tenant", "The JWT names no tenant.", undefined, actor);
     const raw = payload[options.grantsClaim ?? "grants"];
     const grants = Array.isArray(raw)
       ? raw.filter((grant): grant is string => typeof grant === "string")
       : typeof raw === "string"
         ? raw.split(" ").filter((grant) => grant !== "")
         : [];
-    return { tenantId, projectId: claimString(payload, options.projectClaim ?? "project") ?? null, grants, actor };
+    return {
+      tenantId,
+      projectId: claimString(payload, options.projectClaim ?? "project") ?? null,
+      grants,
+      actor,
+    };
   };
 }
 

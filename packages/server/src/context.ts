@@ -1,4 +1,10 @@
-import type { ArtifactStoreV1, AuditInput, AuditOutcome, DurableRuntime, RunRecord } from "@openrath/runtime-durable";
+import type {
+  ArtifactStoreV1,
+  AuditInput,
+  AuditOutcome,
+  DurableRuntime,
+  RunRecord,
+} from "@openrath/runtime-durable";
 import type { AccessStoreV1 } from "@openrath/runtime-durable/store";
 import type { FastifyRequest } from "fastify";
 import type { Principal } from "./auth.js";
@@ -53,7 +59,11 @@ export function auditOf(
 }
 
 /** A run the principal may see: its tenant's and, for a project-scoped principal, its project's. */
-export async function visibleRun(context: ServerContext, principal: Principal, runId: string): Promise<RunRecord> {
+export async function visibleRun(
+  context: ServerContext,
+  principal: Principal,
+  runId: string,
+): Promise<RunRecord> {
   const run = await context.runtime.get(runId, { tenantId: principal.tenantId });
   const project = (run as { projectId?: string | null } | undefined)?.projectId ?? null;
   if (!run || (principal.projectId !== null && project !== principal.projectId))

@@ -4,9 +4,9 @@
  * (`/openapi.json`, committed as `deploy/openapi.json`).
  */
 export {
-  type AuthOptions,
-  type Authenticator,
   AuthenticationFailed,
+  type Authenticator,
+  type AuthOptions,
   hashTokenSecret,
   newTokenSecret,
   type Principal,

@@ -72,7 +72,11 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const access = runtime.store.capabilities.access ? runtime.store.access : undefined;
   const auth = options.auth ?? { mode: "tokens" };
   if (auth.mode === "local" && !LOOPBACK.has(options.host ?? "127.0.0.1"))
-    throw new ApiError(500, "internal", "`local` authentication is for a loopback host only; use tokens or JWTs.");
+    throw new ApiError(
+      500,
+      "internal",
+      "`local` authentication is for a loopback host only; use tokens or JWTs.",
+    );
   const authenticate = authenticator(auth, access);
   const context: ServerContext = { runtime, access, artifacts: options.artifacts };
 
@@ -93,7 +97,11 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   await app.register(helmet, {
     // The reference page at /docs loads its own scripts and styles.
     contentSecurityPolicy: {
-      directives: { defaultSrc: ["'self'"], imgSrc: ["'self'", "data:"], styleSrc: ["'self'", "'unsafe-inline'"] },
+      directives: {
+        defaultSrc: ["'self'"],
+        imgSrc: ["'self'", "data:"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+      },
     },
   });
   if (options.corsOrigins && options.corsOrigins.length > 0)
@@ -105,7 +113,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       info: {
         title: "OpenRath Agent Server",
         version: API_VERSION,
-        description: "Durable runs of OpenRath workflows: runs, events (paged and SSE), interrupts, effects under review.",
+        description:
+          "Durable runs of OpenRath workflows: runs, events (paged and SSE), interrupts, effects under review.",
       },
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
     },
@@ -176,14 +185,28 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     } else {
       failure = toApiError(error);
     }
-    if (failure.status >= 500 && failure.code === "internal") request.log.error({ err: error }, "request failed");
+    if (failure.status >= 500 && failure.code === "internal")
+      request.log.error({ err: error }, "request failed");
     reply.status(failure.status);
     if (failure.status === 429) reply.header("Retry-After", "60");
-    return { error: { code: failure.code, message: failure.message, requestId: request.id, details: failure.details } };
+    return {
+      error: {
+        code: failure.code,
+        message: failure.message,
+        requestId: request.id,
+        details: failure.details,
+      },
+    };
   });
   app.setNotFoundHandler(async (request, reply) => {
     reply.status(404);
-    return { error: { code: "not_found", message: `No route ${request.method} ${request.url.split("?")[0]}.`, requestId: request.id } };
+    return {
+      error: {
+        code: "not_found",
+        message: `No route ${request.method} ${request.url.split("?")[0]}.`,
+        requestId: request.id,
+      },
+    };
   });
 
   await app.register(healthRoutes(context));

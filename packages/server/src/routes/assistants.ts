@@ -36,7 +36,9 @@ export const assistantRoutes =
       const revisions = await runtime.revisions(name);
       return {
         name,
-        current: current ? { hash: current.hash, version: current.version, deployedAt: iso(current.deployedAt) } : null,
+        current: current
+          ? { hash: current.hash, version: current.version, deployedAt: iso(current.deployedAt) }
+          : null,
         revisions: revisions.map((revision) => ({
           hash: revision.hash,
           version: revision.version,
@@ -50,7 +52,11 @@ export const assistantRoutes =
       "/v1/assistants",
       {
         config: { action: "assistant.read" },
-        schema: { tags: ["assistants"], summary: "Registered workflows", response: { 200: z.object({ items: z.array(Assistant) }), ...errors } },
+        schema: {
+          tags: ["assistants"],
+          summary: "Registered workflows",
+          response: { 200: z.object({ items: z.array(Assistant) }), ...errors },
+        },
       },
       async () => {
         const names = [...new Set(runtime.plans.map((plan) => plan.name))].sort();
@@ -62,11 +68,18 @@ export const assistantRoutes =
       "/v1/assistants/:name",
       {
         config: { action: "assistant.read" },
-        schema: { tags: ["assistants"], params: z.object({ name: z.string().min(1).max(200) }), response: { 200: Assistant, ...errors } },
+        schema: {
+          tags: ["assistants"],
+          params: z.object({ name: z.string().min(1).max(200) }),
+          response: { 200: Assistant, ...errors },
+        },
       },
       async (request) => {
         const assistant = await describe(request.params.name);
-        if (assistant.revisions.length === 0 && !runtime.plans.some((plan) => plan.name === request.params.name))
+        if (
+          assistant.revisions.length === 0 &&
+          !runtime.plans.some((plan) => plan.name === request.params.name)
+        )
           throw notFound("assistant", request.params.name);
         return assistant;
       },

@@ -6,11 +6,19 @@ import { ErrorEnvelope, notFound } from "../errors.js";
 import { Effect, effectOut, limit, page, Run, runOut } from "../schemas.js";
 
 const EffectId = z.object({ effectId: z.string().min(1).max(128) });
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope };
+const errors = {
+  400: ErrorEnvelope,
+  401: ErrorEnvelope,
+  403: ErrorEnvelope,
+  404: ErrorEnvelope,
+  409: ErrorEnvelope,
+};
 
 const Resolution = z
   .discriminatedUnion("kind", [
-    z.object({ kind: z.literal("succeeded"), result: z.unknown(), reason: z.string().max(2000).optional() }).strict(),
+    z
+      .object({ kind: z.literal("succeeded"), result: z.unknown(), reason: z.string().max(2000).optional() })
+      .strict(),
     z.object({ kind: z.literal("failed"), reason: z.string().min(1).max(2000) }).strict(),
     z.object({ kind: z.literal("retry"), reason: z.string().max(2000).optional() }).strict(),
   ])
@@ -67,7 +75,10 @@ export const effectRoutes =
 
     app.get(
       "/v1/effects/:effectId",
-      { config: { action: "effect.read" }, schema: { tags: ["effects"], params: EffectId, response: { 200: Effect, ...errors } } },
+      {
+        config: { action: "effect.read" },
+        schema: { tags: ["effects"], params: EffectId, response: { 200: Effect, ...errors } },
+      },
       async (request) => effectOut(await visible(request, request.params.effectId)),
     );
 

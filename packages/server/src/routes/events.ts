@@ -39,7 +39,12 @@ export const eventRoutes =
           summary: "A page of a run's stored events",
           params: RunId,
           querystring: z.object({
-            after: z.coerce.number().int().min(0).optional().describe("Events with a higher sequence (default 0)."),
+            after: z.coerce
+              .number()
+              .int()
+              .min(0)
+              .optional()
+              .describe("Events with a higher sequence (default 0)."),
             limit: limit(1000, 200),
           }),
           response: { 200: page(Event), ...errors },
@@ -114,7 +119,9 @@ export const eventRoutes =
           }
         } catch (error) {
           if (!abort.signal.aborted) {
-            raw.write(`event: error\ndata: ${JSON.stringify({ code: "stream_failed", message: (error as Error).message })}\n\n`);
+            raw.write(
+              `event: error\ndata: ${JSON.stringify({ code: "stream_failed", message: (error as Error).message })}\n\n`,
+            );
           }
         } finally {
           clearInterval(keepAlive);

@@ -5,13 +5,22 @@ import { ErrorEnvelope, notFound } from "../errors.js";
 import { Interrupt, interruptOut, limit, page, Run, runOut } from "../schemas.js";
 
 const InterruptId = z.object({ interruptId: z.string().min(1).max(128) });
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope };
+const errors = {
+  400: ErrorEnvelope,
+  401: ErrorEnvelope,
+  403: ErrorEnvelope,
+  404: ErrorEnvelope,
+  409: ErrorEnvelope,
+};
 
 const Decision = z
   .object({
     kind: z.enum(["approve", "reject", "edit", "respond"]),
     reason: z.string().max(2000).optional(),
-    payload: z.unknown().optional().describe("Required for `edit` and `respond`; checked against the interrupt's schema."),
+    payload: z
+      .unknown()
+      .optional()
+      .describe("Required for `edit` and `respond`; checked against the interrupt's schema."),
   })
   .strict()
   .meta({ id: "Decision" });
@@ -98,7 +107,10 @@ export const interruptRoutes =
             ...(reason !== undefined ? { reason } : {}),
             ...(payload !== undefined ? { payload: payload as never } : {}),
           },
-          { tenantId: principal.tenantId, audit: auditOf(request, "interrupt", interruptId, "allowed", { attributes: { kind } }) },
+          {
+            tenantId: principal.tenantId,
+            audit: auditOf(request, "interrupt", interruptId, "allowed", { attributes: { kind } }),
+          },
         );
         return { interrupt: interruptOut(result.interrupt), run: runOut(result.run) };
       },

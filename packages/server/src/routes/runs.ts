@@ -10,7 +10,11 @@ const RunId = z.object({ runId: z.string().min(1).max(128) });
 
 const CreateRun = z
   .object({
-    assistant: z.string().min(1).max(200).describe("The workflow's name (its deployed revision) or a plan hash."),
+    assistant: z
+      .string()
+      .min(1)
+      .max(200)
+      .describe("The workflow's name (its deployed revision) or a plan hash."),
     input: z.string().max(1_000_000).optional().describe("A user message to start from (or to append)."),
     session: z
       .record(z.string(), z.unknown())
@@ -19,10 +23,17 @@ const CreateRun = z
     from: z
       .object({
         runId: z.string().min(1).max(128),
-        sequence: z.number().int().min(0).optional().describe("A checkpoint of that run (default its latest)."),
+        sequence: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe("A checkpoint of that run (default its latest)."),
       })
       .optional()
-      .describe("Fork the session of another run's checkpoint (time travel): `input`, if given, is appended."),
+      .describe(
+        "Fork the session of another run's checkpoint (time travel): `input`, if given, is appended.",
+      ),
     priority: z.number().int().min(-100).max(100).optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
     deadline: z.iso.datetime({ offset: true }).optional(),
@@ -51,7 +62,13 @@ const ListRuns = z.object({
   limit: limit(200, 50),
 });
 
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope };
+const errors = {
+  400: ErrorEnvelope,
+  401: ErrorEnvelope,
+  403: ErrorEnvelope,
+  404: ErrorEnvelope,
+  409: ErrorEnvelope,
+};
 
 /** Runs: create (with `Idempotency-Key`), read, list, cancel, and the session of a checkpoint. */
 export const runRoutes =
@@ -77,7 +94,9 @@ export const runRoutes =
         let session: Session;
         if (body.from) {
           await visibleRun(context, principal, body.from.runId);
-          const base = await runtime.session(body.from.runId, body.from.sequence, { tenantId: principal.tenantId });
+          const base = await runtime.session(body.from.runId, body.from.sequence, {
+            tenantId: principal.tenantId,
+          });
           session = base.fork();
           if (body.input !== undefined) session = session.append({ kind: "user", content: body.input });
         } else if (body.session) {
@@ -86,7 +105,11 @@ export const runRoutes =
           try {
             session = Session.fromJSON(body.session as never);
           } catch (error) {
-            throw new ApiError(400, "invalid_request", `The session does not load: ${(error as Error).message}`);
+            throw new ApiError(
+              400,
+              "invalid_request",
+              `The session does not load: ${(error as Error).message}`,
+            );
           }
         } else if (body.input !== undefined) {
           session = Session.fromUserMessage(body.input);
@@ -114,7 +137,12 @@ export const runRoutes =
       "/v1/runs",
       {
         config: { action: "run.read" },
-        schema: { tags: ["runs"], summary: "List runs", querystring: ListRuns, response: { 200: page(Run), ...errors } },
+        schema: {
+          tags: ["runs"],
+          summary: "List runs",
+          querystring: ListRuns,
+          response: { 200: page(Run), ...errors },
+        },
       },
       async (request) => {
         const principal = principalOf(request);
@@ -148,7 +176,10 @@ export const runRoutes =
           tags: ["runs"],
           summary: "Cancel a run",
           params: RunId,
-          body: z.object({ reason: z.string().max(1000).optional() }).strict().optional(),
+          body: z
+            .object({ reason: z.string().max(1000).optional() })
+            .strict()
+            .optional(),
           response: { 200: Run, ...errors },
         },
       },

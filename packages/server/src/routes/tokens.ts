@@ -6,14 +6,25 @@ import { ApiError, ErrorEnvelope, notFound } from "../errors.js";
 import { allows, unknownGrants } from "../grants.js";
 import { Token, tokenOut } from "../schemas.js";
 
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 501: ErrorEnvelope };
+const errors = {
+  400: ErrorEnvelope,
+  401: ErrorEnvelope,
+  403: ErrorEnvelope,
+  404: ErrorEnvelope,
+  501: ErrorEnvelope,
+};
 
 const CreateToken = z
   .object({
     name: z.string().min(1).max(200),
     grants: z.array(z.string().min(1).max(64)).min(1).max(64),
     projectId: z.string().min(1).max(128).optional(),
-    expiresInSeconds: z.number().int().min(60).max(10 * 365 * 86_400).optional(),
+    expiresInSeconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(10 * 365 * 86_400)
+      .optional(),
   })
   .strict()
   .meta({ id: "CreateToken" });
@@ -39,7 +50,9 @@ export const tokenRoutes =
       async (request) => {
         const principal = principalOf(request);
         const tokens = await access().listTokens(principal.tenantId);
-        const visible = tokens.filter((token) => principal.projectId === null || token.projectId === principal.projectId);
+        const visible = tokens.filter(
+          (token) => principal.projectId === null || token.projectId === principal.projectId,
+        );
         return { items: visible.map(tokenOut) };
       },
     );
@@ -59,10 +72,15 @@ export const tokenRoutes =
         const principal = principalOf(request);
         const { name, grants, projectId, expiresInSeconds } = request.body;
         const unknown = unknownGrants(grants);
-        if (unknown.length > 0) throw new ApiError(400, "invalid_request", `Unknown grants: ${unknown.join(", ")}.`);
+        if (unknown.length > 0)
+          throw new ApiError(400, "invalid_request", `Unknown grants: ${unknown.join(", ")}.`);
         const wider = grants.filter((grant) => !coveredBy(principal.grants, grant));
         if (wider.length > 0)
-          throw new ApiError(403, "forbidden", `A token cannot get grants its maker lacks: ${wider.join(", ")}.`);
+          throw new ApiError(
+            403,
+            "forbidden",
+            `A token cannot get grants its maker lacks: ${wider.join(", ")}.`,
+          );
         if (principal.projectId !== null && projectId !== undefined && projectId !== principal.projectId)
           throw new ApiError(403, "forbidden", "A project's token can only make tokens for its project.");
         const secret = newTokenSecret();
@@ -84,15 +102,25 @@ export const tokenRoutes =
       "/v1/tokens/:tokenId",
       {
         config: { action: "token.revoke" },
-        schema: { tags: ["tokens"], params: z.object({ tokenId: z.string().min(1).max(128) }), response: { 200: Token, ...errors } },
+        schema: {
+          tags: ["tokens"],
+          params: z.object({ tokenId: z.string().min(1).max(128) }),
+          response: { 200: Token, ...errors },
+        },
       },
       async (request) => {
         const principal = principalOf(request);
         const { tokenId } = request.params;
-        const existing = (await access().listTokens(principal.tenantId)).find((token) => token.id === tokenId);
+        const existing = (await access().listTokens(principal.tenantId)).find(
+          (token) => token.id === tokenId,
+        );
         if (!existing || (principal.projectId !== null && existing.projectId !== principal.projectId))
           throw notFound("token", tokenId);
-        const token = await access().revokeToken(principal.tenantId, tokenId, auditOf(request, "token", tokenId));
+        const token = await access().revokeToken(
+          principal.tenantId,
+          tokenId,
+          auditOf(request, "token", tokenId),
+        );
         if (!token) throw notFound("token", tokenId);
         return tokenOut(token);
       },

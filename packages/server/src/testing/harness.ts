@@ -1,0 +1,63 @@
+import type { Session } from "@openrath/core";
+import { createDurableRuntime, type DurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
+import { pgliteStore } from "@openrath/store-postgres";
+import type { FastifyInstance } from "fastify";
+import { afterEach } from "vitest";
+import type { AuthOptions } from "../auth.js";
+import { createServer, type ServerOptions } from "../server.js";
+
+/** A workflow that answers at once. */
+export const echo = defineWorkflow("echo").step(
+  "answer",
+  async (session: Session) => {
+    const last = session.chunks.at(-1);
+    const said = last && "content" in last && typeof last.content === "string" ? last.content : "";
+    return session.append({ kind: "assistant", content: `echo: ${said}` });
+  },
+  { entry: true },
+);
+
+/** A workflow whose step asks for approval before it answers. */
+export const approval = defineWorkflow("approval").step(
+  "ask",
+  async (session: Session, ctx) => {
+    const decision = await ctx.interrupt({ kind: "approval", request: { question: "Ship it?" } });
+    return session.append({ kind: "assistant", content: `decided: ${decision.kind}` });
+  },
+  { entry: true },
+);
+
+export interface Harness {
+  readonly runtime: DurableRuntime;
+  readonly app: FastifyInstance;
+}
+
+/**
+ * A server on an in-memory PGlite store with the echo and approval workflows registered and a
+ * worker running; closed after each test.
+ */
+export function serverHarness() {
+  const open: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const close of open.splice(0).reverse()) await close();
+  });
+  return {
+    async setup(
+      options: { auth?: AuthOptions; tenantId?: string } & Partial<Omit<ServerOptions, "runtime">> = {},
+    ): Promise<Harness> {
+      const store = await pgliteStore({});
+      const runtime = createDurableRuntime({
+        store,
+        ...(options.tenantId ? { tenantId: options.tenantId } : {}),
+      });
+      open.push(() => runtime.close());
+      await runtime.register(echo);
+      await runtime.register(approval);
+      const worker = runtime.worker({ concurrency: 4 });
+      await worker.start();
+      const app = await createServer({ ...options, runtime, auth: options.auth ?? { mode: "local" } });
+      open.push(() => app.close());
+      return { runtime, app };
+    },
+  };
+}
