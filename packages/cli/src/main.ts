@@ -6,6 +6,7 @@ import { lineageCommand } from "./commands/lineage-command.js";
 import { replayCommand } from "./commands/replay-command.js";
 import { runsCommand } from "./commands/runs-command.js";
 import { sandboxesCommand } from "./commands/sandboxes-command.js";
+import { serveCommand, workerCommand } from "./commands/serve-command.js";
 import { sessionsCommand } from "./commands/sessions-command.js";
 import { parseArgs, UsageError } from "./internal/args.js";
 import { colors } from "./internal/colors.js";
@@ -41,7 +42,9 @@ const COMMANDS: readonly (Command | CommandGroup)[] = [
   replayCommand,
   runsCommand,
   sandboxesCommand,
+  serveCommand,
   sessionsCommand,
+  workerCommand,
 ];
 
 function version(): string {

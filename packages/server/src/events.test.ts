@@ -92,3 +92,21 @@ describe("events over HTTP", () => {
     expect(response.json().error.code).toBe("invalid_request");
   });
 });
+
+describe("closing the server", () => {
+  it("ends open streams, so close() does not wait on a follower of a run that is still waiting", async () => {
+    const { app, runtime } = await harness.setup();
+    await app.listen({ port: 0, host: "127.0.0.1" });
+    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const run = (
+      await app.inject({ method: "POST", url: "/v1/runs", payload: { assistant: "approval", input: "go" } })
+    ).json();
+    await runtime.wait(run.id, { onPark: "return" });
+    const response = await fetch(`${base}/v1/runs/${run.id}/stream`);
+    const body = response.text();
+    await app.close();
+    // The stream ended with the events so far; the run is still waiting for its decision.
+    expect(await body).toContain("run.interrupt.created");
+    expect((await runtime.get(run.id))?.status).toBe("waiting");
+  });
+});

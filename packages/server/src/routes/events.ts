@@ -30,6 +30,12 @@ export function sseFrame(event: FollowedEvent): string {
 export const eventRoutes =
   (context: ServerContext): FastifyPluginAsyncZod =>
   async (app) => {
+    // Open streams end when the server closes, so `close()` does not wait on followers forever.
+    const streams = new Set<AbortController>();
+    app.addHook("preClose", async () => {
+      for (const stream of streams) stream.abort(new Error("server closing"));
+    });
+
     app.get(
       "/v1/runs/:runId/events",
       {
@@ -89,6 +95,7 @@ export const eventRoutes =
         await visibleRun(context, principal, runId);
         const after = startAfter(request.headers["last-event-id"], request.query.after);
         const abort = new AbortController();
+        streams.add(abort);
         const events = context.runtime.stream(runId, {
           after,
           tenantId: principal.tenantId,
@@ -125,6 +132,7 @@ export const eventRoutes =
           }
         } finally {
           clearInterval(keepAlive);
+          streams.delete(abort);
           raw.off("close", closed);
           raw.end();
         }

@@ -1,0 +1,207 @@
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { OpenRathError } from "@openrath/core";
+import type { DurableRuntime, RunStoreV1 } from "@openrath/runtime-durable";
+import { UsageError } from "../internal/args.js";
+import type { Command, CommandContext } from "../internal/command.js";
+
+type Options = Readonly<Record<string, string | true | undefined>>;
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+/** The store `serve` and `worker` run on: PostgreSQL with `DATABASE_URL`, else PGlite under `--state`. */
+async function openStore(
+  ctx: CommandContext,
+  options: Options,
+): Promise<{ store: RunStoreV1; where: string }> {
+  const { pgliteStore, postgresStore } = await import("@openrath/store-postgres");
+  const url = ctx.env.DATABASE_URL;
+  if (url)
+    return { store: await postgresStore({ connectionString: url }), where: "PostgreSQL (DATABASE_URL)" };
+  const dataDir = join(ctx.resolve(typeof options.state === "string" ? options.state : ".openrath"), "db");
+  return { store: await pgliteStore({ dataDir }), where: dataDir };
+}
+
+/**
+ * Registers the workflows `serve` and `worker` run: those a module exports (`--workflows <file>`:
+ * every export that is a `DurableWorkflow` or a `defineWorkflow()` definition), else the demo's.
+ */
+async function registerWorkflows(
+  ctx: CommandContext,
+  runtime: DurableRuntime,
+  options: Options,
+): Promise<string[]> {
+  if (typeof options.workflows === "string") {
+    const file = ctx.resolve(options.workflows);
+    const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    const { DurableWorkflow, WorkflowBuilder } = await import("@openrath/runtime-durable");
+    const names: string[] = [];
+    for (const value of Object.values(module)) {
+      if (value instanceof DurableWorkflow || value instanceof WorkflowBuilder) {
+        const plan = await runtime.register(value);
+        names.push(plan.name);
+      }
+    }
+    if (names.length === 0)
+      throw new OpenRathError(
+        "invalid_argument",
+        `${file} exports no durable workflow (DurableWorkflow or defineWorkflow)`,
+      );
+    return names;
+  }
+  const { DurableMamsWorkflow } = await import("@openrath/demo/durable");
+  const { scriptedBrain } = await import("@openrath/demo");
+  const { defaultRegistry } = await import("@openrath/core");
+  const { localSandbox } = await import("@openrath/sandbox-local");
+  const registry = defaultRegistry();
+  if (!registry.has("sandbox", "local")) registry.registerSandbox(localSandbox());
+  const state = ctx.resolve(typeof options.state === "string" ? options.state : ".openrath");
+  // The same workflow, workspace and pause as `demo --durable`, so this server's worker can run its runs.
+  const plan = await runtime.register(
+    new DurableMamsWorkflow(scriptedBrain(), { workspace: join(state, "demo-workspace") }, 300),
+  );
+  return [plan.name];
+}
+
+function positiveInt(value: string | true | undefined, name: string, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`--${name} must be 1–${max}`);
+  return n;
+}
+
+/** Resolves when the process gets SIGINT or SIGTERM. */
+function stopSignal(): { readonly stopped: Promise<string>; dispose(): void } {
+  let dispose = () => {};
+  const stopped = new Promise<string>((resolve) => {
+    const on = (signal: NodeJS.Signals) => resolve(signal);
+    process.once("SIGINT", on);
+    process.once("SIGTERM", on);
+    dispose = () => {
+      process.off("SIGINT", on);
+      process.off("SIGTERM", on);
+    };
+  });
+  return { stopped, dispose };
+}
+
+const STATE_OPTION = {
+  name: "state",
+  value: "<dir>",
+  description:
+    "The embedded store's directory (default ./.openrath); DATABASE_URL selects PostgreSQL instead.",
+} as const;
+const WORKFLOWS_OPTION = {
+  name: "workflows",
+  value: "<file>",
+  description: "A module whose exported durable workflows to run (default: the demo's MAMS workflow).",
+} as const;
+const CONCURRENCY_OPTION = {
+  name: "concurrency",
+  value: "<n>",
+  description: "Runs a worker executes at once (1–256, default 8).",
+} as const;
+
+export const serveCommand: Command = {
+  name: "serve",
+  summary: "Run the Agent Server with a worker, on the embedded store or DATABASE_URL.",
+  description:
+    "Serves the HTTP API (runs, events over SSE, interrupts, effects; reference at /docs) and runs a worker in the same process. On the embedded store and a loopback host it needs no token (local mode); with --auth tokens it accepts tokens made by `openrath tokens create`. SIGINT or SIGTERM stops it: requests in flight finish, the worker hands its steps over, and it exits 0.",
+  args: [],
+  options: [
+    { name: "port", value: "<n>", description: "The port (default $PORT or 8787; 0 picks a free one)." },
+    { name: "host", value: "<addr>", description: "The address to listen on (default 127.0.0.1)." },
+    {
+      name: "auth",
+      value: "<mode>",
+      choices: ["local", "tokens"],
+      description:
+        "local: no credentials, loopback only (default on the embedded store); tokens: bearer tokens (default with DATABASE_URL).",
+    },
+    STATE_OPTION,
+    WORKFLOWS_OPTION,
+    CONCURRENCY_OPTION,
+    { name: "no-worker", description: "Serve the API only; workers run elsewhere (`openrath worker`)." },
+  ],
+  examples: [
+    "openrath serve",
+    "openrath serve --port 9000 --workflows ./workflows.js",
+    "DATABASE_URL=postgres://… openrath serve --auth tokens",
+  ],
+  async run(ctx, { options }) {
+    const host = typeof options.host === "string" ? options.host : "127.0.0.1";
+    const portText = typeof options.port === "string" ? options.port : (ctx.env.PORT ?? "8787");
+    const port = Number(portText);
+    if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError("--port must be 0–65535");
+    const concurrency = positiveInt(options.concurrency, "concurrency", 8, 256);
+    const auth = options.auth ?? (ctx.env.DATABASE_URL || !LOOPBACK.has(host) ? "tokens" : "local");
+    if (auth === "local" && !LOOPBACK.has(host))
+      throw new UsageError("--auth local serves a loopback host only; use --auth tokens");
+    const { createServer } = await import("@openrath/server");
+    const { createDurableRuntime } = await import("@openrath/runtime-durable");
+    const signal = stopSignal();
+    const { store, where } = await openStore(ctx, options);
+    const runtime = createDurableRuntime({ store });
+    try {
+      const names = await registerWorkflows(ctx, runtime, options);
+      const worker = options["no-worker"] ? undefined : runtime.worker({ concurrency });
+      await worker?.start();
+      const app = await createServer({ runtime, host, auth: { mode: auth as "local" | "tokens" } });
+      await app.listen({ port, host });
+      const address = app.server.address();
+      const bound = typeof address === "object" && address ? address.port : port;
+      const url = `http://${host.includes(":") ? `[${host}]` : host}:${bound}`;
+      ctx.stderr.write(
+        [
+          `OpenRath server on ${url} (API reference ${url}/docs)`,
+          `  store      ${where}`,
+          `  workflows  ${names.join(", ")}`,
+          `  worker     ${worker ? `in this process, ${concurrency} at once` : "none (--no-worker)"}`,
+          `  auth       ${auth === "local" ? "local: no token needed on this loopback host" : "bearer tokens (openrath tokens create)"}`,
+          "Stop with Ctrl-C.",
+          "",
+        ].join("\n"),
+      );
+      const received = await signal.stopped;
+      ctx.stderr.write(
+        `${received}: stopping — requests in flight finish, the worker hands its steps over…\n`,
+      );
+      await app.close();
+      return 0;
+    } finally {
+      signal.dispose();
+      await runtime.close();
+    }
+  },
+};
+
+export const workerCommand: Command = {
+  name: "worker",
+  summary: "Run a worker for the store's queued runs, without the HTTP API.",
+  description:
+    "Claims and executes runs of the workflows it registers (a module's, or the demo's). SIGINT or SIGTERM stops it: the steps in flight finish or are handed over, then it exits 0.",
+  args: [],
+  options: [STATE_OPTION, WORKFLOWS_OPTION, CONCURRENCY_OPTION],
+  examples: ["DATABASE_URL=postgres://… openrath worker --workflows ./workflows.js --concurrency 16"],
+  async run(ctx, { options }) {
+    const concurrency = positiveInt(options.concurrency, "concurrency", 8, 256);
+    const { createDurableRuntime } = await import("@openrath/runtime-durable");
+    const signal = stopSignal();
+    const { store, where } = await openStore(ctx, options);
+    const runtime = createDurableRuntime({ store });
+    try {
+      const names = await registerWorkflows(ctx, runtime, options);
+      const worker = runtime.worker({ concurrency });
+      await worker.start();
+      ctx.stderr.write(
+        `OpenRath worker on ${where}: ${names.join(", ")}, ${concurrency} at once. Stop with Ctrl-C.\n`,
+      );
+      const received = await signal.stopped;
+      ctx.stderr.write(`${received}: stopping — the steps in flight finish or are handed over…\n`);
+      return 0;
+    } finally {
+      signal.dispose();
+      await runtime.close();
+    }
+  },
+};
