@@ -62,7 +62,7 @@ describe("the openrath binary", () => {
   });
 });
 
-describe("Ctrl-C during the demo", () => {
+describe("Ctrl-C during the in-memory demo", () => {
   it("says it is stopping, cancels the model call in flight and exits 130 at once", async () => {
     // A model server that never answers: the demo waits in its first model call.
     const server = createServer(() => {});
@@ -70,7 +70,7 @@ describe("Ctrl-C during the demo", () => {
     const { port } = server.address() as AddressInfo;
     const child = spawn(
       process.execPath,
-      ["--conditions=@openrath/source", "--import", "tsx", "src/bin.ts", "demo"],
+      ["--conditions=@openrath/source", "--import", "tsx", "src/bin.ts", "demo", "--in-memory"],
       {
         cwd: packageDir,
         env: {
@@ -98,6 +98,49 @@ describe("Ctrl-C during the demo", () => {
       child.kill("SIGKILL");
       server.closeAllConnections();
       server.close();
+    }
+  }, 60_000);
+});
+
+describe("Ctrl-C during the durable demo (the default)", () => {
+  it("says it is stopping, hands the run back to the queue within the drain deadline and exits 0", async () => {
+    const server = createServer(() => {});
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const state = mkdtempSync(join(tmpdir(), "openrath-cli-stop-"));
+    const child = spawn(
+      process.execPath,
+      ["--conditions=@openrath/source", "--import", "tsx", "src/bin.ts", "demo", "--state", state],
+      {
+        cwd: packageDir,
+        env: {
+          PATH: process.env.PATH ?? "",
+          OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+          OPENAI_API_KEY: "k",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stderr = "";
+    const waiting = new Promise<void>((resolve) => server.once("request", () => resolve()));
+    child.stderr.on("data", (part) => (stderr += part));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    try {
+      await waiting;
+      const sent = Date.now();
+      child.kill("SIGINT");
+      expect(await exited, stderr).toBe(0);
+      expect(Date.now() - sent, "exit took too long after SIGINT").toBeLessThan(8_000);
+      expect(stderr).toContain(
+        "Stopping: the step in flight may finish and commit, then the run goes back to the queue",
+      );
+      const listed = openrath(["runs", "list", "--state", state, "--json"]);
+      expect(JSON.parse(listed.stdout.trim()).status).toBe("queued");
+    } finally {
+      child.kill("SIGKILL");
+      server.closeAllConnections();
+      server.close();
+      rmSync(state, { recursive: true, force: true });
     }
   }, 60_000);
 });
@@ -143,7 +186,7 @@ describe("openrath demo --durable", () => {
       expect(second.output()).toMatch(new RegExp(`Resuming run ${runId}: [2-9] step\\(s\\) done`));
       expect(second.output()).not.toContain("(checkpoint 1)");
       expect(second.output()).toContain("Answer: Here is what the team found.");
-      expect(second.output()).toContain(`Run ${runId}: succeeded.`);
+      expect(second.output()).toContain(`Run ${runId}: succeeded, a durable run on the embedded store`);
     } finally {
       rmSync(state, { recursive: true, force: true });
     }

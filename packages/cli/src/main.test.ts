@@ -97,7 +97,7 @@ describe("usage errors: one line on stderr, exit 2", () => {
   it.each([
     [
       ["bogus"],
-      'openrath: unknown command: "bogus"; commands: demo, lineage, replay, runs, sandboxes, sessions; see openrath --help',
+      'openrath: unknown command: "bogus"; commands: demo, lineage, replay, runs, sandboxes, serve, sessions, worker; see openrath --help',
     ],
     [["--bogus"], 'openrath: an option needs a command before it: "--bogus"'],
     [["lineage", "x", "--bogus"], "openrath: unknown option --bogus for openrath lineage"],
@@ -365,10 +365,19 @@ describe("what the commands used to get wrong", () => {
     expect(prune.stderr).toContain("[not_found]");
   });
 
-  it("refuses --state without --durable rather than ignoring it", async () => {
-    const run = await cli(["demo", "--state", "st"]);
-    expect(run.code).toBe(2);
-    expect(run.stderr).toBe("openrath: --state goes with --durable\n");
+  it("refuses --state with the in-memory demo rather than ignoring it", async () => {
+    for (const argv of [
+      ["demo", "--state", "st", "--in-memory"],
+      ["demo", "--state", "st", "--record", "r"],
+    ]) {
+      const run = await cli(argv);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toBe(
+        "openrath: --state goes with the durable run, not with --in-memory, --record, --replay or --lineage\n",
+      );
+    }
+    const both = await cli(["demo", "--durable", "--in-memory"]);
+    expect(both.code).toBe(2);
   });
 
   it("resolves relative paths against the directory a package script was started from", async () => {

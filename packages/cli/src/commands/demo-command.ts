@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { OpenRathError, type ProviderV1, ReplayProvider } from "@openrath/core";
-import { runDemo } from "../demo/demo.js";
+import { demoReport, runDemo } from "../demo/demo.js";
 import { UsageError } from "../internal/args.js";
 import type { Command, CommandContext } from "../internal/command.js";
 import { renderLineageHtml } from "../viewer/render-lineage-html.js";
@@ -15,6 +15,11 @@ export const demoCommand: Command = {
     "sandbox where they write and run small programs; their branches are merged three-way and",
     "compressed; a selector routes the summary to a writer, who answers. The report shows the",
     "lineage, the usage per agent and model, and the answer.",
+    "",
+    "By default the team runs as one durable run on the embedded store under --state: stop it at",
+    "any point (Ctrl-C, kill -9), run the same command again, and it continues after the last",
+    "finished step. --in-memory (implied by --record, --replay and --lineage) runs it as a plain",
+    "workflow in memory instead.",
     "",
     "Without an API key it runs on a deterministic scripted model. With OPENAI_API_KEY (or",
     "OPENAI_BASE_URL for any OpenAI-compatible server) it uses that model (OPENAI_MODEL, default",
@@ -40,20 +45,25 @@ export const demoCommand: Command = {
     { name: "scripted", description: "Use the scripted model even when OPENAI_API_KEY is set." },
     {
       name: "durable",
+      description: "Run the team as a durable run on the embedded store (the default; says so explicitly).",
+    },
+    {
+      name: "in-memory",
       description:
-        "Run the team as a durable run on the embedded store: stop it at any point (Ctrl-C, kill -9), run the same command again, and it continues after the last finished step.",
+        "Run the team as a plain workflow in memory, with no store (implied by --record, --replay, --lineage).",
     },
     {
       name: "state",
       value: "<dir>",
-      description: "Where --durable keeps its database and workspace (default ./.openrath).",
+      description: "Where the durable run keeps its database and workspace (default ./.openrath).",
     },
   ],
   examples: [
     "openrath demo",
     "openrath demo --record ./recording --lineage lineage.html",
     "openrath demo --replay ./recording",
-    "openrath demo --durable",
+    "openrath demo --state /tmp/demo-state",
+    "openrath demo --in-memory",
   ],
   async run(ctx, { options }) {
     const record = typeof options.record === "string" ? ctx.resolve(options.record) : undefined;
@@ -69,10 +79,15 @@ export const demoCommand: Command = {
       });
       ctx.stderr.write(`Using ${provider.model} through ${ctx.env.OPENAI_BASE_URL || "the OpenAI API"}.\n`);
     }
-    if (options.state !== undefined && !options.durable) throw new UsageError("--state goes with --durable");
-    if (options.durable) {
-      if (record || replay || lineage)
-        throw new UsageError("--durable runs without --record, --replay or --lineage");
+    const inMemory =
+      options["in-memory"] === true || record !== undefined || replay !== undefined || lineage !== undefined;
+    if (options.durable && inMemory)
+      throw new UsageError("--durable runs without --in-memory, --record, --replay or --lineage");
+    if (options.state !== undefined && inMemory)
+      throw new UsageError(
+        "--state goes with the durable run, not with --in-memory, --record, --replay or --lineage",
+      );
+    if (!inMemory) {
       return runDurable(
         ctx,
         ctx.resolve(typeof options.state === "string" ? options.state : ".openrath"),
@@ -137,7 +152,7 @@ export const demoCommand: Command = {
   },
 };
 
-/** `openrath demo --durable`: the same team as one durable run in the embedded store under `state`. */
+/** The durable demo: the same team as one durable run in the embedded store under `state`. */
 async function runDurable(
   ctx: CommandContext,
   state: string,
@@ -162,15 +177,26 @@ async function runDurable(
           ctx.stderr.write(`${level}: ${message} ${JSON.stringify(data ?? {})}\n`);
       },
     });
-    ctx.stdout.write(`Answer: ${session.text() ?? "(no answer)"}\n`);
-    ctx.stderr.write(
-      `Run ${run.id}: ${run.status}. Inspect it with: ${openrathCommand(ctx.env)} runs show ${run.id} --state ${state}\n` +
-        `Run the command again to see its answer at once; remove ${state} to start over.\n`,
+    ctx.stdout.write(demoReport(session, provider?.name ?? "scripted"));
+    const openrath = openrathCommand(ctx.env);
+    const stateArg = state === ctx.resolve(".openrath") ? "" : ` --state ${state}`;
+    ctx.stdout.write(
+      [
+        "",
+        `Run ${run.id}: ${run.status}, a durable run on the embedded store in ${state}.`,
+        `  Inspect it:         ${openrath} runs show ${run.id}${stateArg}`,
+        `  Open it in the API: ${openrath} serve${stateArg}   (then GET /v1/runs/${run.id})`,
+        `  Start over:         remove ${state}`,
+        "",
+      ].join("\n"),
     );
     if (session.text() === undefined) {
-      throw new OpenRathError("no_answer", `Run ${run.id} ended without an answer`, {
-        details: { runId: run.id },
-      });
+      const model = provider?.model ?? "the scripted model";
+      throw new OpenRathError(
+        "no_answer",
+        `The run ended without an answer from ${model}: the model's replies had no text (run ${run.id})`,
+        { details: { runId: run.id } },
+      );
     }
     return run.status === "succeeded" ? 0 : 1;
   } finally {

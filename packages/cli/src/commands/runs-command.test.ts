@@ -22,10 +22,14 @@ let runId: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "openrath-cli-runs-"));
-  const demo = await cli(["demo", "--durable", "--state", "st"]);
+  // The demo is durable by default.
+  const demo = await cli(["demo", "--state", "st"]);
   expect(demo.code, demo.stderr).toBe(0);
   runId = /Started run ([0-9a-f-]+)/.exec(demo.stderr)![1]!;
-  expect(demo.stderr).toContain(`Inspect it with: openrath runs show ${runId} --state ${join(dir, "st")}`);
+  expect(demo.stdout).toContain(`Run ${runId}: succeeded, a durable run on the embedded store`);
+  expect(demo.stdout).toContain(`Inspect it:         openrath runs show ${runId} --state ${join(dir, "st")}`);
+  expect(demo.stdout).toContain(`Open it in the API: openrath serve --state ${join(dir, "st")}`);
+  expect(demo.stdout).toContain("Usage by agent and model:");
 }, 60_000);
 
 afterAll(async () => {

@@ -92,8 +92,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         provider: provider.name,
       })
     : [];
-  const report = usageReport(session.chunks, provider.name === "openai" ? { prices: PRICES } : {});
-  const output = [
+  return { output: demoReport(session, provider.name), session, sessions, provider, logs };
+}
+
+/** The demo's report of a finished session: the task, its lineage, usage by agent and model, the answer. */
+export function demoReport(session: Session, providerName: string): string {
+  const report = usageReport(session.chunks, providerName === "openai" ? { prices: PRICES } : {});
+  return [
     "OpenRath MAMS demo: a planner, three specialists on one local sandbox, a three-way merge, compression and a router",
     "",
     `Task: ${TASK}`,
@@ -105,6 +110,6 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     formatUsageTable(report).trimEnd(),
     "",
     `Answer: ${session.text() ?? "(no answer)"}`,
+    "",
   ].join("\n");
-  return { output: `${output}\n`, session, sessions, provider, logs };
 }

@@ -25,6 +25,11 @@ export interface DurableMamsOptions {
   readonly provider?: ProviderV1;
   /** The worker's structured log (default: JSON lines on standard error, see `DurableWorkerOptions.log`). */
   readonly workerLog?: WorkerLog;
+  /**
+   * On SIGINT or SIGTERM, how long the step in flight may take to finish and commit before it is
+   * stopped (default 2000 ms); either way the run goes back to the queue and the process exits 0.
+   */
+  readonly drainMs?: number;
 }
 
 /** What a call did: the run, whether it resumed one, and the final session. */
@@ -74,7 +79,12 @@ export async function runDurableMams(options: DurableMamsOptions): Promise<Durab
     ...(options.workerLog ? { log: options.workerLog } : {}),
   });
   await worker.start();
-  const detach = runtime.closeOnSignals();
+  const stopping = () =>
+    log(
+      "Stopping: the step in flight may finish and commit, then the run goes back to the queue; run the same command again to continue.",
+    );
+  process.once("SIGINT", stopping).once("SIGTERM", stopping);
+  const detach = runtime.closeOnSignals({ drainMs: options.drainMs ?? 2000 });
   try {
     for await (const event of runtime.follow(run.id, { after: run.eventSeq })) {
       const data = event.data as {
@@ -95,6 +105,7 @@ export async function runDurableMams(options: DurableMamsOptions): Promise<Durab
     const session = await runtime.result(run.id);
     return { run: ended, resumed: existing !== undefined, session };
   } finally {
+    process.off("SIGINT", stopping).off("SIGTERM", stopping);
     detach();
     await worker.stop({ drain: false });
     await closeAllSandboxes();
