@@ -24,7 +24,8 @@ async function openStore(
 
 /**
  * Registers the workflows `serve` and `worker` run: those a module exports (`--workflows <file>`:
- * every export that is a `DurableWorkflow` or a `defineWorkflow()` definition), else the demo's.
+ * every export that is a `DurableWorkflow` or a `defineWorkflow()` definition), else the demo's two:
+ * the MAMS team and a review that waits for an approval.
  */
 async function registerWorkflows(
   ctx: CommandContext,
@@ -49,7 +50,7 @@ async function registerWorkflows(
       );
     return names;
   }
-  const { DurableMamsWorkflow } = await import("@openrath/demo/durable");
+  const { DurableMamsWorkflow, reviewWorkflow } = await import("@openrath/demo/durable");
   const { scriptedBrain } = await import("@openrath/demo");
   const { defaultRegistry } = await import("@openrath/core");
   const { localSandbox } = await import("@openrath/sandbox-local");
@@ -57,10 +58,11 @@ async function registerWorkflows(
   if (!registry.has("sandbox", "local")) registry.registerSandbox(localSandbox());
   const state = ctx.resolve(typeof options.state === "string" ? options.state : ".openrath");
   // The same workflow, workspace and pause as `demo --durable`, so this server's worker can run its runs.
-  const plan = await runtime.register(
+  const mams = await runtime.register(
     new DurableMamsWorkflow(scriptedBrain(), { workspace: join(state, "demo-workspace") }, 300),
   );
-  return [plan.name];
+  const review = await runtime.register(reviewWorkflow);
+  return [mams.name, review.name];
 }
 
 function positiveInt(value: string | true | undefined, name: string, fallback: number, max: number): number {
@@ -94,7 +96,8 @@ const STATE_OPTION = {
 const WORKFLOWS_OPTION = {
   name: "workflows",
   value: "<file>",
-  description: "A module whose exported durable workflows to run (default: the demo's MAMS workflow).",
+  description:
+    "A module whose exported durable workflows to run (default: the demo's durable-mams and review).",
 } as const;
 const CONCURRENCY_OPTION = {
   name: "concurrency",

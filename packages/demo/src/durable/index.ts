@@ -3,4 +3,5 @@
  * because it needs `@openrath/runtime-durable` (an optional peer dependency of this package).
  */
 export { DurableMamsWorkflow } from "./durable-mams-workflow.js";
+export { reviewWorkflow } from "./review-workflow.js";
 export { type DurableMamsOptions, type DurableMamsResult, runDurableMams } from "./run-durable-mams.js";
