@@ -2,7 +2,7 @@ import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { DurableError, type RunStoreCapabilities, type RunStoreV1 } from "@openrath/runtime-durable/store";
-import { Kysely, type Logger, PostgresDialect, sql } from "kysely";
+import { Kysely, type Logger, PostgresDialect } from "kysely";
 import pg from "pg";
 import { connectionTarget, openFailure } from "./connection-errors.js";
 import { lockDataDir } from "./data-dir-lock.js";
@@ -111,6 +111,13 @@ const CAPABILITIES_EMBEDDED: RunStoreCapabilities = Object.freeze({
   multiProcess: false,
 });
 
+/** Sends one notification through the store's connections. */
+async function notify(db: Kysely<Database>, channel: string, payload: string): Promise<void> {
+  await db
+    .selectNoFrom((eb) => eb.fn("pg_notify", [eb.val(channel), eb.val(payload)]).as("notified"))
+    .execute();
+}
+
 /** Opens the store over `db`: migrates or checks the schema first. */
 async function open(
   name: string,
@@ -199,9 +206,7 @@ export async function postgresStore(options: PostgresStoreOptions = {}): Promise
       notifySignals(
         "postgres-notify",
         c.channels,
-        pgTransport(config, c.channels, async (channel, payload) => {
-          await sql`select pg_notify(${channel}, ${payload})`.execute(db);
-        }),
+        pgTransport(config, c.channels, (channel, payload) => notify(db, channel, payload)),
         true,
       ),
     CAPABILITIES_SERVER,
@@ -245,9 +250,7 @@ export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<Run
       notifySignals(
         "pglite-notify",
         c.channels,
-        pgliteTransport(pglite, c.channels, async (channel, payload) => {
-          await sql`select pg_notify(${channel}, ${payload})`.execute(db);
-        }),
+        pgliteTransport(pglite, c.channels, (channel, payload) => notify(db, channel, payload)),
         false,
       ),
     CAPABILITIES_EMBEDDED,

@@ -23,6 +23,7 @@ export function pgTransport(
     if (sending || pending.length === 0 || stopped) return;
     const batch = pending.splice(0);
     sending = true;
+    // Raw: sent on the listening `pg` client, outside Kysely.
     const sent = ready
       ? ready.query(
           "select pg_notify(n.channel, n.payload) from unnest($1::text[], $2::text[]) as n(channel, payload)",
@@ -63,6 +64,7 @@ export function pgTransport(
     try {
       await next.connect();
       for (const channel of [channels.work, channels.cancel, channels.events]) {
+        // Raw: `LISTEN` on the listening `pg` client, outside Kysely.
         await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
       }
       delay = 100;

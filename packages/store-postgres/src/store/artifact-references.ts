@@ -1,6 +1,5 @@
 import { OFFLOADED_KEY, offloadedArtifacts } from "@openrath/runtime-durable/store";
-import { sql } from "kysely";
-import type { StoreContext } from "./context.js";
+import { type StoreContext, tables } from "./context.js";
 
 /**
  * The digests of `tenantId`'s artifacts that stored chunks refer to: the claim-check stubs
@@ -10,13 +9,21 @@ import type { StoreContext } from "./context.js";
  */
 export async function referencedArtifacts(c: StoreContext, tenantId: string): Promise<ReadonlySet<string>> {
   const digests = new Set<string>();
-  const recorded = await sql<{ digest: string }>`select distinct digest from ${c.t.artifacts}
-    where tenant_id = ${tenantId}`.execute(c.db);
-  for (const row of recorded.rows) digests.add(row.digest);
+  const recorded = await tables(c)
+    .selectFrom("checkpoint_artifacts")
+    .select("digest")
+    .distinct()
+    .where("tenant_id", "=", tenantId)
+    .execute();
+  for (const row of recorded) digests.add(row.digest);
   const pattern = `%${JSON.stringify(OFFLOADED_KEY)}%`;
-  const rows = await sql<{ body: string }>`select body from ${c.t.chunks}
-    where tenant_id = ${tenantId} and body like ${pattern}`.execute(c.db);
-  for (const row of rows.rows) {
+  const rows = await tables(c)
+    .selectFrom("chunks")
+    .select("body")
+    .where("tenant_id", "=", tenantId)
+    .where("body", "like", pattern)
+    .execute();
+  for (const row of rows) {
     let body: unknown;
     try {
       body = JSON.parse(row.body);

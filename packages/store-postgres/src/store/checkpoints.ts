@@ -12,7 +12,7 @@ import {
 import { type RawBuilder, sql, type Transaction } from "kysely";
 import type { Database } from "../schema.js";
 import { chunkFromRow, sessionHeads } from "./chunk-rows.js";
-import { type StoreContext, toMs } from "./context.js";
+import { type StoreContext, tables, toMs } from "./context.js";
 import { isUuid } from "./ids.js";
 
 export interface ChainRow {
@@ -134,6 +134,7 @@ export async function resolveChain(
   target: CheckpointTarget,
   db: Db,
 ): Promise<ResolvedChain | undefined> {
+  // Raw: a recursive CTE.
   const result = await sql<ChainRow>`
     with recursive ${chainCte(c, sql`from ${c.t.checkpoints} k join ${c.t.runs} r on r.id = k.run_id where ${startOf(c, target)}`, sql`r.tenant_id`)}
     select id, run_id, tenant, seq, base_id, created_at, body, step_id, next_step from chain order by n desc`.execute(
@@ -156,6 +157,7 @@ export function chainCte(
   tag: RawBuilder<unknown> = sql`null::uuid`,
 ) {
   const { checkpoints, runs } = c.t;
+  // Raw: a recursive CTE, spliced into raw statements (the chain read, the claim on a server).
   return sql`chain as (
       select k.id, k.run_id, ${tenant} as tenant, k.seq, k.base_id, k.created_at, k.body, k.step_id, k.next_step, 0 as n, ${tag} as tag
       ${start}
@@ -210,9 +212,13 @@ export async function decodeChain(
   // Chunks no body of the chain holds are rows of the first format's `chunks` table.
   const missing = [...new Set(ids)].filter((chunkId) => !bodies.has(chunkId));
   if (missing.length > 0) {
-    const found = await sql<{ id: string; body: string }>`select id, body from ${c.t.chunks}
-      where tenant_id = ${last.tenant} and id = any(${missing}::text[])`.execute(db);
-    for (const row of found.rows) {
+    const found = await tables(c, db)
+      .selectFrom("chunks")
+      .select(["id", "body"])
+      .where("tenant_id", "=", last.tenant)
+      .where("id", "=", sql<string>`any(${missing}::text[])`)
+      .execute();
+    for (const row of found) {
       try {
         bodies.set(row.id, chunkFromRow(row.id, row.body));
       } catch (cause) {

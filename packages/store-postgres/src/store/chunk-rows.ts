@@ -79,6 +79,7 @@ export function insertCheckpoint(
   from: RawBuilder<unknown>,
   event: boolean,
 ) {
+  // Raw: an insert … select from a CTE of the enclosing statement.
   return sql`insert into ${c.t.checkpoints} (id, run_id, base_id, event_seq, seq, step_id, next_step, body)
     select f.checkpoint_id, f.id, ${cp.baseId === PREVIOUS_CHECKPOINT ? sql`f.previous_id` : (cp.baseId ?? 0)}, ${event ? sql`f.event_seq` : sql`0`}, ${cp.seq},
       ${cp.stepId ?? ""}, ${cp.nextStep ?? ""}, ${cp.body}
@@ -91,6 +92,7 @@ export function insertArtifacts(c: StoreContext, cp: CheckpointValues, from: Raw
   if (cp.artifacts === null) return sql`select 1`;
   const tenants = cp.artifacts.map((ref) => ref.slice(0, ref.lastIndexOf("/")));
   const digests = cp.artifacts.map((ref) => ref.slice(ref.lastIndexOf("/") + 1));
+  // Raw: an insert from a CTE of the enclosing statement joined to an `unnest` of two arrays.
   return sql`insert into ${c.t.artifacts} (checkpoint_id, tenant_id, digest)
     select f.checkpoint_id, a.tenant, a.digest from ${from} f, unnest(${tenants}::text[], ${digests}::text[]) as a(tenant, digest)
     on conflict do nothing`;
@@ -98,6 +100,7 @@ export function insertArtifacts(c: StoreContext, cp: CheckpointValues, from: Raw
 
 /** The upsert that makes the new checkpoint its session's head (what the next run's checkpoint 0 is encoded against). */
 export function upsertHead(c: StoreContext, cp: CheckpointValues, from: RawBuilder<unknown>) {
+  // Raw: a conditional upsert from a CTE of the enclosing statement.
   return sql`insert into ${c.t.heads} (tenant_id, session_id, checkpoint_id)
     select f.tenant_id, ${cp.sessionId}, f.checkpoint_id from ${from} f
     on conflict (tenant_id, session_id) do update set checkpoint_id = excluded.checkpoint_id
@@ -110,6 +113,7 @@ export function upsertHead(c: StoreContext, cp: CheckpointValues, from: RawBuild
  * tenant's heads with the array as a filter: a cost that grows with the tenant's sessions.)
  */
 export function sessionHeads(c: StoreContext, tenantId: string, sessionIds: readonly string[]) {
+  // Raw: a subquery for raw statements (submit's CTEs, the chain walk's start).
   const probes = [...new Set(sessionIds)].map(
     (id) =>
       sql`select h.checkpoint_id from ${c.t.heads} h where h.tenant_id = ${tenantId} and h.session_id = ${id}`,

@@ -94,6 +94,7 @@ function walFlush(db: Kysely<Database>): () => Promise<void> {
   let current: Promise<void> | undefined;
   let queued: Promise<void> | undefined;
   const start = (): Promise<void> => {
+    // Raw: on the submit path, whose statement texts stay as measured (ADR 0018, decision 1).
     const flush = sql`select pg_logical_emit_message(true, 'openrath.flush', '')`
       .execute(db)
       .then(() => {})
@@ -300,6 +301,7 @@ export function eventSignal(run: Pick<RunRecord, "id" | "eventSeq" | "status">):
 export function grouped(
   parts: readonly { readonly ctes: RawBuilder<unknown>; readonly select: RawBuilder<unknown> }[],
 ): RawBuilder<RunRow & { item: number }> {
+  // Raw: a `with` list of raw CTEs and a `union all` of their selects.
   return sql<RunRow & { item: number }>`
     with ${sql.join(
       parts.map((p) => p.ctes),

@@ -1,32 +1,27 @@
 import { randomUUID } from "node:crypto";
 import type { ToolOutcome } from "@openrath/core";
 import {
-  checkResolution,
   DurableError,
-  EFFECT_STATUSES,
   type EffectInput,
   type EffectRecord,
-  type EffectResolutionInput,
   type Fence,
   type JournalEntryInput,
-  type ListEffectsQuery,
-  type Page,
   type RunRecord,
-  resolutionOutcome,
   safeToRepeat,
 } from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
-import type { StoreContext } from "./context.js";
+import { type StoreContext, tables } from "./context.js";
+import { getEffect } from "./effect-reviews.js";
 import { diagnose, guardCte } from "./fencing.js";
-import { isUuid } from "./ids.js";
 import { type Commit, checkExisting, entriesCte } from "./journal.js";
-import { afterOf, cursorOf, journalTables, pageLimit, toEffect } from "./journal-rows.js";
+import { journalTables, toEffect } from "./journal-rows.js";
 import { changeRun } from "./journal-transitions.js";
 
 type Row = Record<string, unknown>;
 
 /** Throws the fence's diagnosis when it is stale; returns when it is current. */
 async function fenceCurrent(c: StoreContext, fence: Fence): Promise<void> {
+  // Raw: reads the fence guard's `for share` CTE, as the writes it diagnoses do.
   const r = await sql<{ ok: unknown }>`with ${guardCte(c, fence)} select count(*) as ok from guard`.execute(
     c.db,
   );
@@ -53,6 +48,7 @@ export async function beginEffect(
   for (let round = 0; round < 2; round++) {
     const id = randomUUID();
     // The common case, a new effect, is one plain insert; finding an existing one is a second query.
+    // Raw: the fence guard's `for share` CTE, the insert and the journal upsert as CTEs of one statement.
     const result = await sql<{ guarded: unknown; effect: string | null; journaled: unknown }>`
       with ${guardCte(c, fence, dispatch)},
       ins as (
@@ -102,14 +98,21 @@ export async function beginEffect(
       });
       return { effect, created: true };
     }
-    const found = await sql<Row>`select * from ${effects} e where e.run_id = ${fence.runId} and ${
-      key === null
-        ? sql`e.idempotency_key is null and e.checkpoint_seq = ${input.checkpointSeq} and e.position = ${input.position}`
-        : sql`e.idempotency_key = ${key}`
-    }`.execute(c.db);
+    const found = await tables(c)
+      .selectFrom("effects")
+      .selectAll()
+      .where("run_id", "=", fence.runId)
+      .$if(key === null, (q) =>
+        q
+          .where("idempotency_key", "is", null)
+          .where("checkpoint_seq", "=", input.checkpointSeq)
+          .where("position", "=", input.position),
+      )
+      .$if(key !== null, (q) => q.where("idempotency_key", "=", key))
+      .executeTakeFirst();
     // Nothing yet: a concurrent insert of the same key, not visible when the insert ran; look again.
-    if (!found.rows[0]) continue;
-    const effect = toEffect(found.rows[0]);
+    if (!found) continue;
+    const effect = toEffect(found);
     if (key !== null && (effect.tool !== input.tool || effect.argumentsDigest !== input.argumentsDigest)) {
       throw conflict(
         `Idempotency key ${JSON.stringify(key)} of run ${fence.runId} was used by ${effect.tool === input.tool ? "a call" : `tool "${effect.tool}"`} with other arguments; a key names one call.`,
@@ -133,6 +136,7 @@ export async function beginEffect(
 /** See `JournalStoreV1.dispatchEffect`. */
 export async function dispatchEffect(c: StoreContext, fence: Fence, effectId: string): Promise<EffectRecord> {
   const { effects } = journalTables(c);
+  // Raw: an update joined to the fence guard's `for share` CTE.
   const result = await sql<Row>`
     with ${guardCte(c, fence)}
     update ${effects} e set status = 'dispatched', fencing_token = ${fence.token}, worker_id = ${fence.workerId},
@@ -167,6 +171,7 @@ export async function completeEffect(
 ): Promise<EffectRecord> {
   const t = journalTables(c);
   const stored = JSON.stringify({ content: outcome.content, isError: outcome.isError });
+  // Raw: the fence guard's `for share` CTE, the update and the journal upsert as CTEs of one statement.
   const result = await sql<{ effect: string; journaled: unknown }>`
     with ${guardCte(c, fence, commit)},
     upd as (
@@ -191,17 +196,32 @@ export async function completeEffect(
 
 /** See `JournalStoreV1.reviewEffect`. */
 export async function reviewEffect(c: StoreContext, fence: Fence, effectId: string): Promise<RunRecord> {
-  const { effects } = journalTables(c);
   const outcome = await c.db
     .transaction()
     .execute(async (tx) => {
-      const marked = await sql<Row>`
-      update ${effects} e set status = 'needs_review', updated_at = now()
-      where e.id = ${effectId} and e.run_id = ${fence.runId}
-        and (e.status = 'needs_review' or (e.status = 'dispatched' and e.fencing_token < ${fence.token}))
-        and exists (select 1 from ${c.t.runs} r where r.id = e.run_id and r.status = 'running' and r.fencing_token = ${fence.token})
-      returning e.*`.execute(tx);
-      const effect = marked.rows[0];
+      const effect = await tables(c, tx)
+        .updateTable("effects as e")
+        .set({ status: sql.lit("needs_review"), updated_at: sql`now()` })
+        .where("e.id", "=", effectId)
+        .where("e.run_id", "=", fence.runId)
+        .where((eb) =>
+          eb.or([
+            eb("e.status", "=", sql.lit("needs_review")),
+            eb.and([eb("e.status", "=", sql.lit("dispatched")), eb("e.fencing_token", "<", fence.token)]),
+          ]),
+        )
+        .where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom("runs as r")
+              .select(sql.lit(1).as("one"))
+              .whereRef("r.id", "=", "e.run_id")
+              .where("r.status", "=", sql.lit("running"))
+              .where("r.fencing_token", "=", fence.token),
+          ),
+        )
+        .returningAll()
+        .executeTakeFirst();
       if (!effect) return { stale: false as const, effect: undefined, run: undefined };
       const run = await changeRun(tx, c, {
         runId: fence.runId,
@@ -232,116 +252,3 @@ export async function reviewEffect(c: StoreContext, fence: Fence, effectId: stri
 
 /** Thrown inside a transaction to roll it back when a guard matched nothing. */
 export class RollBack extends Error {}
-
-/** See `JournalStoreV1.getEffect`. */
-export async function getEffect(
-  c: StoreContext,
-  effectId: string,
-  tenantId?: string,
-): Promise<EffectRecord | undefined> {
-  if (!isUuid(effectId)) return undefined;
-  const { effects } = journalTables(c);
-  const r = await sql<Row>`select * from ${effects} where id = ${effectId}
-    ${tenantId === undefined ? sql`` : sql`and tenant_id = ${tenantId}`}`.execute(c.db);
-  return r.rows[0] ? toEffect(r.rows[0]) : undefined;
-}
-
-/** See `JournalStoreV1.listEffects`. */
-export async function listEffects(c: StoreContext, query: ListEffectsQuery): Promise<Page<EffectRecord>> {
-  const { effects } = journalTables(c);
-  const limit = pageLimit(query.limit);
-  const after = afterOf("e", query.cursor);
-  const statuses =
-    query.status === undefined
-      ? ["needs_review"]
-      : Array.isArray(query.status)
-        ? query.status
-        : [query.status];
-  for (const s of statuses) {
-    if (!EFFECT_STATUSES.includes(s)) {
-      throw new DurableError(
-        "invalid_argument",
-        `Effect status ${JSON.stringify(s)} is not one of ${EFFECT_STATUSES.join(", ")}.`,
-      );
-    }
-  }
-  if (query.runId !== undefined && !isUuid(query.runId)) return { items: [], nextCursor: null };
-  const r = await sql<Row>`select * from ${effects}
-    where tenant_id = ${query.tenantId} and seq > ${after} and status in (${sql.join(statuses.map((s) => sql.lit(s)))})
-    ${query.runId === undefined ? sql`` : sql`and run_id = ${query.runId}`}
-    order by seq limit ${limit + 1}`.execute(c.db);
-  const rows = r.rows.slice(0, limit);
-  return {
-    items: rows.map(toEffect),
-    nextCursor: r.rows.length > limit ? cursorOf("e", rows[rows.length - 1]!.seq) : null,
-  };
-}
-
-/** See `JournalStoreV1.resolveEffect`. */
-export async function resolveEffect(
-  c: StoreContext,
-  effectId: string,
-  resolution: EffectResolutionInput,
-  tenantId?: string,
-): Promise<{ effect: EffectRecord; run: RunRecord }> {
-  checkResolution(resolution);
-  const notFound = () =>
-    new DurableError(
-      "effect_not_found",
-      `No effect ${effectId}${tenantId ? ` in tenant ${tenantId}` : ""}.`,
-      {
-        details: { effectId },
-      },
-    );
-  if (!isUuid(effectId)) throw notFound();
-  const { effects } = journalTables(c);
-  const outcome = resolutionOutcome(resolution);
-  return c.db.transaction().execute(async (tx) => {
-    const locked = await sql<Row>`select * from ${effects} where id = ${effectId}
-      ${tenantId === undefined ? sql`` : sql`and tenant_id = ${tenantId}`} for update`.execute(tx);
-    const row = locked.rows[0];
-    if (!row) throw notFound();
-    const before = toEffect(row);
-    if (before.status !== "needs_review") {
-      throw new DurableError(
-        "effect_not_under_review",
-        `Effect ${effectId} (${before.tool}) is ${before.status}, not under review; only effects under review are resolved.`,
-        { details: { effectId, status: before.status } },
-      );
-    }
-    const status = resolution.kind === "retry" ? "prepared" : resolution.kind;
-    const updated = await sql<Row>`
-      update ${effects} set status = ${status}, outcome = ${outcome ? JSON.stringify(outcome) : null},
-        resolution = (${JSON.stringify(resolution)}::jsonb || jsonb_build_object('at', (extract(epoch from now()) * 1000)::bigint))::text,
-        updated_at = now()
-      where id = ${effectId} returning *`.execute(tx);
-    const left = await sql<{ n: unknown }>`select count(*) as n from ${effects}
-      where run_id = ${before.runId} and status = 'needs_review'`.execute(tx);
-    const remaining = Number(left.rows[0]?.n ?? 0);
-    const data = {
-      effectId,
-      tool: before.tool,
-      kind: resolution.kind,
-      actor: resolution.actor,
-      ...(resolution.reason !== undefined ? { reason: resolution.reason } : {}),
-      remaining,
-    };
-    const resumed =
-      remaining === 0
-        ? await changeRun(tx, c, {
-            runId: before.runId,
-            from: ["needs_review"],
-            to: "queued",
-            type: "run.effect.resolved",
-            data,
-          })
-        : undefined;
-    const run =
-      resumed ?? (await changeRun(tx, c, { runId: before.runId, type: "run.effect.resolved", data }));
-    if (!run)
-      throw new DurableError("run_not_found", `No run ${before.runId}.`, {
-        details: { runId: before.runId },
-      });
-    return { effect: toEffect(updated.rows[0]!), run };
-  });
-}

@@ -1,6 +1,6 @@
 import { DurableError, type Fence } from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
-import { RUN_COLUMNS, type RunRow, type StoreContext, toRun } from "./context.js";
+import { RUN_COLUMN_NAMES, type StoreContext, tables, toRun } from "./context.js";
 import type { Commit } from "./journal.js";
 
 /** Fencing: the tokens a lease carries, the guard every worker write checks, and why one failed. */
@@ -37,12 +37,11 @@ export async function diagnose(
   what: string,
   expected?: { version?: number; seq?: number },
 ): Promise<never> {
-  const result = await sql<
-    RunRow & { expired: boolean }
-  >`select ${RUN_COLUMNS}, lease_expires_at <= now() as expired from ${c.t.runs} where id = ${fence.runId}`.execute(
-    c.db,
-  );
-  const row = result.rows[0];
+  const row = await tables(c)
+    .selectFrom("runs")
+    .select([...RUN_COLUMN_NAMES, sql<boolean>`lease_expires_at <= now()`.as("expired")])
+    .where("id", "=", fence.runId)
+    .executeTakeFirst();
   if (!row) throw notFound(fence.runId);
   const run = toRun(row);
   const details = {
@@ -106,5 +105,6 @@ export function notFound(runId: string): DurableError {
 export function guardCte(c: StoreContext, fence: Fence, commit: Commit = "strict") {
   const relax =
     commit === "relaxed" ? sql`, set_config('synchronous_commit', 'off', true) as relaxed` : sql``;
+  // Raw: a CTE for the journal's raw statements.
   return sql`guard as (select r.id, r.tenant_id, r.checkpoint_seq${relax} from ${c.t.runs} r where ${fenceGuard(fence)} for share of r)`;
 }

@@ -37,6 +37,7 @@ function finishCtes(c: StoreContext, { fence, input }: FinishItem, i: number) {
   const notify = c.publish
     ? sql`select 1 from ${n("upd")} where false`
     : sql`select pg_notify(${c.channels.events}, u.id || ':' || u.event_seq || ':' || u.status) from ${n("upd")} u`;
+  // Raw: data-modifying CTEs of the grouped statement (see `grouped`).
   const ctes = sql`${n("cid")} as (select ${write ? sql`nextval(${c.t.checkpointIds})` : sql`null::bigint`} as id),
     ${n("upd")} as (
       update ${c.t.runs} r set status = ${input.status}, version = r.version + 1, lease_holder = null, lease_expires_at = null,
@@ -66,6 +67,7 @@ export async function finishRuns(
 ): Promise<(RunRecord | DurableError)[]> {
   for (const { fence, input } of items) assertTransition("running", input.status, fence.runId);
   const parts = items.map((item, i) => finishCtes(c, item, i));
+  // Raw: each run's fenced update, checkpoint, event and notify: data-modifying CTEs of one statement.
   const result = await grouped(parts).execute(c.db);
   const ended = new Map<number, RunRecord>();
   for (const row of result.rows) {

@@ -13,23 +13,33 @@ import {
   type RunRecord,
 } from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
-import type { StoreContext } from "./context.js";
+import { type StoreContext, tables } from "./context.js";
 import { RollBack } from "./effects.js";
 import { diagnose } from "./fencing.js";
 import { isUuid } from "./ids.js";
-import {
-  afterOf,
-  cursorOf,
-  journalTables,
-  pageLimit,
-  toInterrupt,
-  toJournaledInterrupt,
-} from "./journal-rows.js";
+import { afterOf, cursorOf, pageLimit, toInterrupt, toJournaledInterrupt } from "./journal-rows.js";
 import { changeRun, notIn } from "./journal-transitions.js";
 
 type Row = Record<string, unknown>;
 
 const SYSTEM_ACTOR = "openrath-system";
+
+/** The `interrupts` columns a raised interrupt fills in (the others have defaults). */
+const INTERRUPT_COLUMNS = [
+  "id",
+  "run_id",
+  "tenant_id",
+  "checkpoint_seq",
+  "step_id",
+  "position",
+  "fingerprint",
+  "kind",
+  "request",
+  "payload_schema",
+  "on_timeout",
+  "status",
+  "expires_at",
+] as const;
 const STATUSES = ["pending", "decided", "expired"] as const;
 
 /** See `JournalStoreV1.raiseInterrupt`. */
@@ -38,27 +48,48 @@ export async function raiseInterrupt(
   fence: Fence,
   input: InterruptInput,
 ): Promise<{ interrupt: InterruptRecord; run: RunRecord }> {
-  const { interrupts, effects } = journalTables(c);
   const done = await c.db
     .transaction()
     .execute(async (tx) => {
-      const inserted = await sql<Row>`
-        insert into ${interrupts} (id, run_id, tenant_id, checkpoint_seq, step_id, position, fingerprint, kind, request,
-          payload_schema, on_timeout, status, expires_at)
-        select ${randomUUID()}, r.id, r.tenant_id, ${input.checkpointSeq}, ${input.stepId}, ${input.position}, ${input.fingerprint},
-          ${input.kind}, ${JSON.stringify(input.request)}, ${input.schema ? JSON.stringify(input.schema) : null},
-          ${input.onTimeout ? JSON.stringify(input.onTimeout) : null}, 'pending',
-          ${input.timeoutMs === null ? sql`null::timestamptz` : sql`now() + ${input.timeoutMs} * interval '1 millisecond'`}
-        from ${c.t.runs} r where r.id = ${fence.runId} and r.status = 'running' and r.fencing_token = ${fence.token}
-        on conflict (run_id, checkpoint_seq, position) do nothing
-        returning *`.execute(tx);
-      let row = inserted.rows[0];
+      let row: Row | undefined = await tables(c, tx)
+        .insertInto("interrupts")
+        .columns(INTERRUPT_COLUMNS)
+        .expression((eb) =>
+          eb
+            .selectFrom("runs as r")
+            .select([
+              sql.val(randomUUID()).as("id"),
+              "r.id as run_id",
+              "r.tenant_id",
+              sql.val(input.checkpointSeq).as("checkpoint_seq"),
+              sql.val(input.stepId).as("step_id"),
+              sql.val(input.position).as("position"),
+              sql.val(input.fingerprint).as("fingerprint"),
+              sql.val(input.kind).as("kind"),
+              sql.val(JSON.stringify(input.request)).as("request"),
+              sql.val(input.schema ? JSON.stringify(input.schema) : null).as("payload_schema"),
+              sql.val(input.onTimeout ? JSON.stringify(input.onTimeout) : null).as("on_timeout"),
+              sql.lit("pending").as("status"),
+              (input.timeoutMs === null
+                ? sql`null::timestamptz`
+                : sql`now() + ${input.timeoutMs} * interval '1 millisecond'`
+              ).as("expires_at"),
+            ])
+            .where("r.id", "=", fence.runId)
+            .where("r.status", "=", sql.lit("running"))
+            .where("r.fencing_token", "=", fence.token),
+        )
+        .onConflict((oc) => oc.columns(["run_id", "checkpoint_seq", "position"]).doNothing())
+        .returningAll()
+        .executeTakeFirst();
       if (!row) {
-        const existing = await sql<Row>`select * from ${interrupts}
-          where run_id = ${fence.runId} and checkpoint_seq = ${input.checkpointSeq} and position = ${input.position}`.execute(
-          tx,
-        );
-        row = existing.rows[0];
+        row = await tables(c, tx)
+          .selectFrom("interrupts")
+          .selectAll()
+          .where("run_id", "=", fence.runId)
+          .where("checkpoint_seq", "=", input.checkpointSeq)
+          .where("position", "=", input.position)
+          .executeTakeFirst();
         if (!row) throw new RollBack();
         if (row.fingerprint !== input.fingerprint || row.status !== "pending") {
           throw new DurableError(
@@ -69,10 +100,14 @@ export async function raiseInterrupt(
         }
       }
       if (input.releaseEffectId) {
-        await sql`update ${effects} set status = 'prepared', updated_at = now()
-          where id = ${input.releaseEffectId} and run_id = ${fence.runId} and status = 'dispatched' and fencing_token = ${fence.token}`.execute(
-          tx,
-        );
+        await tables(c, tx)
+          .updateTable("effects")
+          .set({ status: sql.lit("prepared"), updated_at: sql`now()` })
+          .where("id", "=", input.releaseEffectId)
+          .where("run_id", "=", fence.runId)
+          .where("status", "=", sql.lit("dispatched"))
+          .where("fencing_token", "=", fence.token)
+          .execute();
       }
       const run = await changeRun(tx, c, {
         runId: fence.runId,
@@ -117,10 +152,12 @@ export async function decideInterrupt(
   tenantId?: string,
 ): Promise<{ interrupt: InterruptRecord; run: RunRecord }> {
   if (!isUuid(interruptId)) throw notFound(interruptId, tenantId);
-  const { interrupts } = journalTables(c);
-  const scoped = tenantId === undefined ? sql`` : sql`and tenant_id = ${tenantId}`;
-  const found = await sql<Row>`select * from ${interrupts} where id = ${interruptId} ${scoped}`.execute(c.db);
-  const current = found.rows[0];
+  const current = await tables(c)
+    .selectFrom("interrupts")
+    .selectAll()
+    .where("id", "=", interruptId)
+    .$if(tenantId !== undefined, (q) => q.where("tenant_id", "=", tenantId!))
+    .executeTakeFirst();
   if (!current) throw notFound(interruptId, tenantId);
   if (current.status !== "pending") throw alreadyDecided(current);
   checkDecision(decision, toInterrupt(current).schema);
@@ -132,10 +169,12 @@ export async function decideInterrupt(
     by: "operator",
   };
   return c.db.transaction().execute(async (tx) => {
-    const locked = await sql<Row>`select * from ${interrupts} where id = ${interruptId} for update`.execute(
-      tx,
-    );
-    const row = locked.rows[0]!;
+    const row = await tables(c, tx)
+      .selectFrom("interrupts")
+      .selectAll()
+      .where("id", "=", interruptId)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
     if (row.status !== "pending") throw alreadyDecided(row);
     const runId = String(row.run_id);
     const run = await changeRun(tx, c, {
@@ -146,29 +185,42 @@ export async function decideInterrupt(
       data: { interruptId, decision: decision.kind, actor: decision.actor, by: "operator" },
     });
     if (!run) throw await notIn(tx, c, runId, ["waiting"], "queued");
-    const updated =
-      await sql<Row>`update ${interrupts} set status = 'decided', decision = ${JSON.stringify(record)}, decided_at = now()
-      where id = ${interruptId} returning *`.execute(tx);
-    return { interrupt: toInterrupt(updated.rows[0]!), run };
+    const updated = await tables(c, tx)
+      .updateTable("interrupts")
+      .set({ status: sql.lit("decided"), decision: JSON.stringify(record), decided_at: sql`now()` })
+      .where("id", "=", interruptId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { interrupt: toInterrupt(updated), run };
   });
 }
 
 /** See `JournalStoreV1.expireInterrupts`. */
 export async function expireInterrupts(c: StoreContext): Promise<{ decided: number; timedOut: number }> {
-  const { interrupts } = journalTables(c);
   // Every worker sweeps at each heartbeat: one indexed probe when nothing is due, no transaction.
-  const due =
-    await sql`select 1 from ${interrupts} where status = 'pending' and expires_at <= now() limit 1`.execute(
-      c.db,
-    );
-  if (due.rows.length === 0) return { decided: 0, timedOut: 0 };
+  // Literals, no parameters: the partial index `interrupts_expiry` serves it, and it is not prepared.
+  const due = await tables(c)
+    .selectFrom("interrupts")
+    .select(sql.lit(1).as("due"))
+    .where("status", "=", sql.lit("pending"))
+    .where("expires_at", "<=", sql<Date>`now()`)
+    .limit(sql.lit(1))
+    .executeTakeFirst();
+  if (!due) return { decided: 0, timedOut: 0 };
   return c.db.transaction().execute(async (tx) => {
-    const due = await sql<Row>`select * from ${interrupts}
-      where status = 'pending' and expires_at <= now()
-      order by expires_at limit 100 for update skip locked`.execute(tx);
+    const rows = await tables(c, tx)
+      .selectFrom("interrupts")
+      .selectAll()
+      .where("status", "=", sql.lit("pending"))
+      .where("expires_at", "<=", sql<Date>`now()`)
+      .orderBy("expires_at")
+      .limit(100)
+      .forUpdate()
+      .skipLocked()
+      .execute();
     let decided = 0;
     let timedOut = 0;
-    for (const row of due.rows) {
+    for (const row of rows) {
       const id = String(row.id);
       const runId = String(row.run_id);
       const onTimeout = row.on_timeout
@@ -181,9 +233,11 @@ export async function expireInterrupts(c: StoreContext): Promise<{ decided: numb
           actor: SYSTEM_ACTOR,
           by: "timeout",
         };
-        await sql`update ${interrupts} set status = 'decided', decision = ${JSON.stringify(record)}, decided_at = now() where id = ${id}`.execute(
-          tx,
-        );
+        await tables(c, tx)
+          .updateTable("interrupts")
+          .set({ status: sql.lit("decided"), decision: JSON.stringify(record), decided_at: sql`now()` })
+          .where("id", "=", id)
+          .execute();
         await changeRun(tx, c, {
           runId,
           from: ["waiting"],
@@ -193,9 +247,11 @@ export async function expireInterrupts(c: StoreContext): Promise<{ decided: numb
         });
         decided++;
       } else {
-        await sql`update ${interrupts} set status = 'expired', decided_at = now() where id = ${id}`.execute(
-          tx,
-        );
+        await tables(c, tx)
+          .updateTable("interrupts")
+          .set({ status: sql.lit("expired"), decided_at: sql`now()` })
+          .where("id", "=", id)
+          .execute();
         const ended = await changeRun(tx, c, {
           runId,
           from: ["waiting"],
@@ -222,10 +278,13 @@ export async function getInterrupt(
   tenantId?: string,
 ): Promise<InterruptRecord | undefined> {
   if (!isUuid(interruptId)) return undefined;
-  const { interrupts } = journalTables(c);
-  const r = await sql<Row>`select * from ${interrupts} where id = ${interruptId}
-    ${tenantId === undefined ? sql`` : sql`and tenant_id = ${tenantId}`}`.execute(c.db);
-  return r.rows[0] ? toInterrupt(r.rows[0]) : undefined;
+  const row = await tables(c)
+    .selectFrom("interrupts")
+    .selectAll()
+    .where("id", "=", interruptId)
+    .$if(tenantId !== undefined, (q) => q.where("tenant_id", "=", tenantId!))
+    .executeTakeFirst();
+  return row ? toInterrupt(row) : undefined;
 }
 
 /** See `JournalStoreV1.listInterrupts`. */
@@ -233,7 +292,6 @@ export async function listInterrupts(
   c: StoreContext,
   query: ListInterruptsQuery,
 ): Promise<Page<InterruptRecord>> {
-  const { interrupts } = journalTables(c);
   const limit = pageLimit(query.limit);
   const after = afterOf("i", query.cursor);
   const status = query.status ?? "pending";
@@ -244,15 +302,21 @@ export async function listInterrupts(
     );
   }
   if (query.runId !== undefined && !isUuid(query.runId)) return { items: [], nextCursor: null };
-  const r = await sql<Row>`select * from ${interrupts}
-    where tenant_id = ${query.tenantId} and seq > ${after}
-    ${status === "all" ? sql`` : sql`and status = ${status}`}
-    ${query.runId === undefined ? sql`` : sql`and run_id = ${query.runId}`}
-    order by seq limit ${limit + 1}`.execute(c.db);
-  const rows = r.rows.slice(0, limit);
+  const { runId } = query;
+  const found = await tables(c)
+    .selectFrom("interrupts")
+    .selectAll()
+    .where("tenant_id", "=", query.tenantId)
+    .where("seq", ">", after)
+    .$if(status !== "all", (q) => q.where("status", "=", status as InterruptRecord["status"]))
+    .$if(runId !== undefined, (q) => q.where("run_id", "=", runId!))
+    .orderBy("seq")
+    .limit(limit + 1)
+    .execute();
+  const rows = found.slice(0, limit);
   return {
     items: rows.map(toInterrupt),
-    nextCursor: r.rows.length > limit ? cursorOf("i", rows[rows.length - 1]!.seq) : null,
+    nextCursor: found.length > limit ? cursorOf("i", rows[rows.length - 1]!.seq) : null,
   };
 }
 
@@ -263,10 +327,12 @@ export async function stepInterrupts(
   checkpointSeq: number,
 ): Promise<JournaledInterrupt[]> {
   if (!isUuid(runId)) return [];
-  const { interrupts } = journalTables(c);
-  const r =
-    await sql<Row>`select * from ${interrupts} where run_id = ${runId} and checkpoint_seq = ${checkpointSeq} order by seq`.execute(
-      c.db,
-    );
-  return r.rows.map(toJournaledInterrupt);
+  const rows = await tables(c)
+    .selectFrom("interrupts")
+    .selectAll()
+    .where("run_id", "=", runId)
+    .where("checkpoint_seq", "=", checkpointSeq)
+    .orderBy("seq")
+    .execute();
+  return rows.map(toJournaledInterrupt);
 }

@@ -1,14 +1,7 @@
 import type { JournalStoreV1 } from "@openrath/runtime-durable/store";
 import type { StoreContext } from "./context.js";
-import {
-  beginEffect,
-  completeEffect,
-  dispatchEffect,
-  getEffect,
-  listEffects,
-  resolveEffect,
-  reviewEffect,
-} from "./effects.js";
+import { getEffect, listEffects, resolveEffect } from "./effect-reviews.js";
+import { beginEffect, completeEffect, dispatchEffect, reviewEffect } from "./effects.js";
 import {
   decideInterrupt,
   expireInterrupts,

@@ -10,7 +10,7 @@ import {
 } from "@openrath/runtime-durable/store";
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../schema.js";
-import { type RunRow, type StoreContext, toRun } from "./context.js";
+import { type RunRow, type StoreContext, tables, toRun } from "./context.js";
 import { fenceGuard } from "./fencing.js";
 
 type Tx = Kysely<Database>;
@@ -51,6 +51,7 @@ export async function changeRun(tx: Tx, c: StoreContext, change: RunChange): Pro
       ? sql`r.id = ${change.runId} and r.status in (${sql.join(change.from.map((s) => sql.lit(s)))})`
       : sql`r.id = ${change.runId}`;
   const data = JSON.stringify(to ? { ...change.data, to } : change.data);
+  // Raw: the row lock, update, event and notify are data-modifying CTEs of one statement.
   const result = await sql<RunRow>`
     with prior as (select r.id, r.status from ${c.t.runs} r where ${guard} for update of r),
     upd as (update ${c.t.runs} r set ${set} from prior where r.id = prior.id returning r.*, prior.status as prior_status),
@@ -77,10 +78,12 @@ export async function notIn(
   from: readonly RunStatus[],
   to: RunStatus,
 ): Promise<DurableError> {
-  const current = await sql<{
-    status: RunStatus;
-  }>`select status from ${c.t.runs} where id = ${runId}`.execute(tx);
-  const status = current.rows[0]?.status;
+  const current = await tables(c, tx)
+    .selectFrom("runs")
+    .select("status")
+    .where("id", "=", runId)
+    .executeTakeFirst();
+  const status = current?.status as RunStatus | undefined;
   if (!status) return new DurableError("run_not_found", `No run ${runId}.`, { details: { runId } });
   return new DurableError(
     "invalid_transition",

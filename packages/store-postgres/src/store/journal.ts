@@ -5,7 +5,7 @@ import {
   type StepJournalState,
 } from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
-import type { StoreContext } from "./context.js";
+import { type StoreContext, tables } from "./context.js";
 import { diagnose, guardCte } from "./fencing.js";
 import { journalTables, toEntry, toJournaledInterrupt } from "./journal-rows.js";
 
@@ -28,6 +28,7 @@ export type JournalDurability = Commit;
 /** See `JournalStoreV1.openStep`. */
 export async function openStep(c: StoreContext, fence: Fence, commit: Commit): Promise<StepJournalState> {
   const t = journalTables(c);
+  // Raw: the fence guard's `for share` CTE, a delete CTE and `array(…)` subqueries in one statement.
   const result = await sql<{ seq: unknown; entries: string[]; interrupts: string[] }>`
     with ${guardCte(c, fence, commit)},
     del as (delete from ${t.journal} j using guard where j.run_id = guard.id and j.checkpoint_seq < guard.checkpoint_seq)
@@ -66,6 +67,7 @@ export function entriesCte(
         sql`(${e.checkpointSeq}::int, ${e.position}::text, ${e.kind}::text, ${e.fingerprint}::text, ${e.label}::text, ${JSON.stringify(e.result)}::text)`,
     ),
   );
+  // Raw: an upsert from a VALUES list, as a CTE reading the statement's run CTE.
   return sql`${sql.raw(name)} as (
       insert into ${t.journal} as j (run_id, checkpoint_seq, position, kind, fingerprint, label, result, fencing_token)
       select ${sql.raw(from)}.run_id, e.seq, e.position, e.kind, e.fingerprint, e.label, e.result, ${fence.token}::bigint
@@ -85,14 +87,15 @@ export async function checkExisting(
   fence: Fence,
   entries: readonly JournalEntryInput[],
 ): Promise<void> {
-  const t = journalTables(c);
-  const rows = await sql<{ checkpoint_seq: unknown; position: string; fingerprint: string; kind: string }>`
-    select checkpoint_seq, position, fingerprint, kind from ${t.journal}
-    where run_id = ${fence.runId} and position = any(${entries.map((e) => e.position)}::text[])`.execute(
-    c.db,
-  );
+  // `= any(array)`, not `in (…)`: one statement text (one prepared statement) for any count.
+  const rows = await tables(c)
+    .selectFrom("journal")
+    .select(["checkpoint_seq", "position", "fingerprint", "kind"])
+    .where("run_id", "=", fence.runId)
+    .where("position", "=", sql<string>`any(${entries.map((e) => e.position)}::text[])`)
+    .execute();
   for (const entry of entries) {
-    const prior = rows.rows.find(
+    const prior = rows.find(
       (r) => Number(r.checkpoint_seq) === entry.checkpointSeq && r.position === entry.position,
     );
     if (prior && (prior.fingerprint !== entry.fingerprint || prior.kind !== entry.kind)) {
@@ -113,6 +116,7 @@ export async function recordEntries(
   commit: Commit,
 ): Promise<void> {
   if (entries.length === 0) return;
+  // Raw: the fence guard's `for share` CTE and the journal upsert CTE in one statement.
   const result = await sql<{ guarded: unknown; inserted: unknown }>`
     with ${guardCte(c, fence, commit)},
     run as (select guard.id as run_id from guard),

@@ -13,6 +13,9 @@ import { type StoreContext, tables } from "./context.js";
 
 /** Retention and erasure: deleting checkpoints and runs without breaking the chains that stay. */
 
+/** The terminal statuses, as literals (retention touches only ended runs). */
+const TERMINAL = ["succeeded", "failed", "cancelled", "timed_out"].map((s) => sql.lit(s));
+
 /**
  * The chunk ids a plain-JSON body names by id: for a row copied from the first format, the chunks
  * it keeps in the `chunks` table (any other row's are packed; naming them too is only cautious).
@@ -42,17 +45,23 @@ async function deleteCheckpoints(
   doomed: readonly number[],
   runIds: readonly string[],
 ): Promise<RetentionResult> {
-  const { checkpoints, runs, events } = c.t;
   return c.db.transaction().execute(async (tx) => {
     if (doomed.length === 0 && runIds.length === 0)
       return { runsDeleted: 0, checkpointsDeleted: 0, chunksDeleted: 0 };
     const doomedIds = doomed.map(String);
-    const dependents = await sql<{ id: unknown }>`select id from ${checkpoints}
-      where base_id = any(${doomedIds}::bigint[]) and not (id = any(${doomedIds}::bigint[])) order by id for update`.execute(
-      tx,
-    );
+    // `= any(array)`, not `in (…)`: one statement text (one prepared statement) for any count.
+    const doomedAny = sql<string>`any(${doomedIds}::bigint[])`;
+    const runsAny = sql<string>`any(${[...runIds]}::uuid[])`;
+    const dependents = await tables(c, tx)
+      .selectFrom("checkpoints")
+      .select("id")
+      .where("base_id", "=", doomedAny)
+      .where((eb) => eb.not(eb("id", "=", doomedAny)))
+      .orderBy("id")
+      .forUpdate()
+      .execute();
     const kept = new Set<string>();
-    for (const row of dependents.rows) {
+    for (const row of dependents) {
       const full = (await materialize(c, Number(row.id), tx))!;
       for (const chunkId of full.chunkIds) kept.add(chunkId);
       const { ops, packed } = packOps(full.chunkIds, full.chunks);
@@ -63,9 +72,14 @@ async function deleteCheckpoints(
         lineage: full.lineage,
         placement: full.placement,
       });
-      await sql`update ${checkpoints} set base_id = 0, body = ${body} where id = ${full.id}`.execute(tx);
+      await tables(c, tx)
+        .updateTable("checkpoints")
+        .set({ base_id: sql.lit(0), body })
+        .where("id", "=", full.id)
+        .execute();
       // It now packs stubs its doomed base held: it names their artifacts itself.
       const refs = packed.flatMap((chunk) => offloadedArtifacts(chunk));
+      // Raw: an insert … select from an `unnest` of two arrays.
       if (refs.length > 0)
         await sql`insert into ${c.t.artifacts} (checkpoint_id, tenant_id, digest)
           select ${full.id}, a.tenant, a.digest
@@ -80,12 +94,25 @@ async function deleteCheckpoints(
       for (const [rowId, ids] of resolved?.packed ?? []) packedGone.set(rowId, ids);
     }
     // The run.checkpoint events doomed rows stand for move into run_events (unless their run goes too).
-    await sql`insert into ${events} (run_id, seq, type, data, at)
-      select k.run_id, k.event_seq, 'run.checkpoint', ${checkpointEventData(sql`k`)}, k.created_at from ${checkpoints} k
-      where k.id = any(${doomedIds}::bigint[]) and k.event_seq > 0 and not (k.run_id = any(${[...runIds]}::uuid[]))
-      on conflict do nothing`.execute(tx);
-    // `= any(array)`, not `in (…)`: one statement text (one prepared statement) for any count.
-    const doomedAny = sql<string>`any(${doomedIds}::bigint[])`;
+    await tables(c, tx)
+      .insertInto("run_events")
+      .columns(["run_id", "seq", "type", "data", "at"])
+      .expression((eb) =>
+        eb
+          .selectFrom("checkpoints as k")
+          .select([
+            "k.run_id",
+            "k.event_seq",
+            sql.lit("run.checkpoint").as("type"),
+            checkpointEventData(sql`k`).as("data"),
+            "k.created_at",
+          ])
+          .where("k.id", "=", doomedAny)
+          .where("k.event_seq", ">", sql.lit(0))
+          .where((eb) => eb.not(eb("k.run_id", "=", runsAny))),
+      )
+      .onConflict((oc) => oc.doNothing())
+      .execute();
     const gone = await tables(c, tx)
       .deleteFrom("checkpoints")
       .where("id", "=", doomedAny)
@@ -100,21 +127,21 @@ async function deleteCheckpoints(
     }
     let runsDeleted = 0;
     if (runIds.length > 0) {
-      const deleted = await tables(c, tx)
-        .deleteFrom("runs")
-        .where("id", "=", sql<string>`any(${[...runIds]}::uuid[])`)
-        .executeTakeFirst();
+      const deleted = await tables(c, tx).deleteFrom("runs").where("id", "=", runsAny).executeTakeFirst();
       runsDeleted = Number(deleted.numDeletedRows);
     }
     let chunksDeleted = chunksGone;
     if (candidates.size > 0) {
       // Every kept checkpoint's chunks are listed by it or by a checkpoint in its chain, and chains
       // are whole (dependents were just rewritten), so a chunk no kept list names is unreferenced.
-      const remaining = await sql<{
-        body: Uint8Array;
-      }>`select k.body from ${checkpoints} k join ${runs} r on r.id = k.run_id
-        where r.tenant_id = ${tenantId} and get_byte(k.body, 0) = 0`.execute(tx);
-      for (const row of remaining.rows) for (const id of firstFormatIds(row.body)) candidates.delete(id);
+      const remaining = await tables(c, tx)
+        .selectFrom("checkpoints as k")
+        .innerJoin("runs as r", "r.id", "k.run_id")
+        .select("k.body")
+        .where("r.tenant_id", "=", tenantId)
+        .where(sql<boolean>`get_byte(k.body, 0) = 0`)
+        .execute();
+      for (const row of remaining) for (const id of firstFormatIds(row.body)) candidates.delete(id);
       if (candidates.size > 0) {
         const deleted = await tables(c, tx)
           .deleteFrom("chunks")
@@ -144,40 +171,50 @@ export async function applyRetention(
   let total: RetentionResult = { runsDeleted: 0, checkpointsDeleted: 0, chunksDeleted: 0 };
   for (const policy of policies) {
     if (policy.keepForMs !== undefined) {
-      const old = await sql<{ id: string; tenant_id: string }>`select id, tenant_id from ${c.t.runs}
-        where workflow = ${policy.workflow} and ended_at is not null
-        and ended_at < now() - ${Math.max(0, policy.keepForMs)} * interval '1 millisecond'
-        and status in ('succeeded', 'failed', 'cancelled', 'timed_out')`.execute(c.db);
-      for (const [tenant, ids] of groupBy(old.rows)) {
-        const cps = await sql<{
-          id: unknown;
-        }>`select id from ${c.t.checkpoints} where run_id = any(${ids}::uuid[])`.execute(c.db);
-        total = add(
-          total,
-          await deleteCheckpoints(
-            c,
-            tenant,
-            cps.rows.map((r) => Number(r.id)),
-            ids,
-          ),
-        );
+      const old = await tables(c)
+        .selectFrom("runs")
+        .select(["id", "tenant_id"])
+        .where("workflow", "=", policy.workflow)
+        .where("ended_at", "is not", null)
+        .where(
+          "ended_at",
+          "<",
+          sql<Date>`now() - ${Math.max(0, policy.keepForMs)} * interval '1 millisecond'`,
+        )
+        .where("status", "in", TERMINAL)
+        .execute();
+      for (const [tenant, ids] of groupBy(old)) {
+        const cps = await checkpointsOf(c, ids);
+        total = add(total, await deleteCheckpoints(c, tenant, cps, ids));
       }
     }
     if (policy.keepLastCheckpoints !== undefined) {
       const keep = Math.max(1, Math.floor(policy.keepLastCheckpoints));
-      const old = await sql<{
-        id: unknown;
-        tenant_id: string;
-      }>`select k.id, r.tenant_id from ${c.t.checkpoints} k join ${c.t.runs} r on r.id = k.run_id
-        where r.workflow = ${policy.workflow} and r.status in ('succeeded', 'failed', 'cancelled', 'timed_out')
-        and k.seq <= r.checkpoint_seq - ${keep}`.execute(c.db);
+      const old = await tables(c)
+        .selectFrom("checkpoints as k")
+        .innerJoin("runs as r", "r.id", "k.run_id")
+        .select(["k.id", "r.tenant_id"])
+        .where("r.workflow", "=", policy.workflow)
+        .where("r.status", "in", TERMINAL)
+        .where("k.seq", "<=", sql<number>`r.checkpoint_seq - ${keep}`)
+        .execute();
       const byTenant = new Map<string, number[]>();
-      for (const row of old.rows)
+      for (const row of old)
         byTenant.set(row.tenant_id, [...(byTenant.get(row.tenant_id) ?? []), Number(row.id)]);
       for (const [tenant, ids] of byTenant) total = add(total, await deleteCheckpoints(c, tenant, ids, []));
     }
   }
   return total;
+}
+
+/** The ids of the checkpoints of runs `ids`. */
+async function checkpointsOf(c: StoreContext, ids: readonly string[]): Promise<number[]> {
+  const rows = await tables(c)
+    .selectFrom("checkpoints")
+    .select("id")
+    .where("run_id", "=", sql<string>`any(${[...ids]}::uuid[])`)
+    .execute();
+  return rows.map((r) => Number(r.id));
 }
 
 function groupBy(rows: readonly { id: string; tenant_id: string }[]): Map<string, string[]> {
@@ -209,15 +246,5 @@ export async function eraseSession(
     );
   }
   const ids = runs.map((r) => String(r.id));
-  const cps = await tables(c)
-    .selectFrom("checkpoints")
-    .select("id")
-    .where("run_id", "=", sql<string>`any(${ids}::uuid[])`)
-    .execute();
-  return deleteCheckpoints(
-    c,
-    tenantId,
-    cps.map((r) => Number(r.id)),
-    ids,
-  );
+  return deleteCheckpoints(c, tenantId, await checkpointsOf(c, ids), ids);
 }

@@ -82,8 +82,8 @@ export class KyselyRunStore implements RunStoreV1 {
 
   async now() {
     return this.run(async () => {
-      const r = await sql<{ now: Date }>`select now() as now`.execute(this.c.db);
-      return new Date(r.rows[0]!.now).getTime();
+      const r = await this.c.db.selectNoFrom(sql<Date>`now()`.as("now")).executeTakeFirstOrThrow();
+      return new Date(r.now).getTime();
     });
   }
 

@@ -234,9 +234,11 @@ async function claimCapped(c: StoreContext, request: ClaimRequest, limit: number
     for (const tenant of [...byTenant.keys()].sort()) {
       if (chosen.length >= limit) break;
       const entry = byTenant.get(tenant)!;
+      // Raw: on the claim path, whose statement texts stay as measured.
       await sql`select pg_advisory_xact_lock(hashtext(${`openrath.tenant.${c.schema}.${tenant}`}))`.execute(
         tx,
       );
+      // Raw: on the claim path, whose statement texts stay as measured.
       const running = await sql<{
         n: number;
       }>`select count(*)::int as n from ${runs} where tenant_id = ${tenant} and status = 'running'`.execute(

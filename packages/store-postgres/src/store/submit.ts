@@ -14,7 +14,7 @@ import {
   sessionHeads,
   upsertHead,
 } from "./chunk-rows.js";
-import { grouped, RUN_COLUMNS, type RunRow, type StoreContext, toRun } from "./context.js";
+import { grouped, RUN_COLUMN_NAMES, RUN_COLUMNS, type StoreContext, tables, toRun } from "./context.js";
 import { clockToken } from "./fencing.js";
 import { newRunId } from "./ids.js";
 
@@ -37,6 +37,9 @@ export type SubmitOutcome = { run: RunRecord; created: boolean } | undefined;
  * statement, so the bound also bounds the statements a connection keeps).
  */
 export const SUBMIT_BATCH = 8;
+
+/** The statuses of a session's one active run. */
+const ACTIVE = ["queued", "running", "waiting", "needs_review"] as const;
 
 /**
  * On a server (relaxed step durability, the default), a submission commits without waiting for
@@ -74,6 +77,7 @@ function submitCtes(c: StoreContext, { input, unlessHeads, claim }: SubmitItem, 
     : sql``;
   const started = (then: RawBuilder<unknown>, otherwise: RawBuilder<unknown>) =>
     claim ? sql`case when o.claimed then ${then} else ${otherwise} end` : otherwise;
+  // Raw: data-modifying CTEs of the grouped statement (see `grouped`).
   const ctes = sql`${n("plan")} as (select hash, name from ${c.t.plans} where hash = ${input.planHash}),
     ${n("cid")} as (select nextval(${c.t.checkpointIds}) as id),
     ${claimCte}${ins} as (
@@ -125,6 +129,7 @@ async function insertRuns(
   relaxed: boolean,
 ): Promise<(RunRecord | undefined)[]> {
   const parts = items.map((item, i) => submitCtes(c, item, i, relaxed));
+  // Raw: each item's run, checkpoint, head, events and notify: data-modifying CTEs of one statement.
   const result = await grouped(parts).execute(c.db);
   const created: (RunRecord | undefined)[] = items.map(() => undefined);
   for (const row of result.rows) {
@@ -150,15 +155,19 @@ async function insertRuns(
  */
 async function settleNotInserted(c: StoreContext, item: SubmitItem): Promise<SubmitOutcome> {
   const { input, unlessHeads } = item;
-  const { runs, plans } = c.t;
   if (unlessHeads) {
+    // Raw: `exists` over the `union all` of head probes (ADR 0018, decision 9).
     const head = await sql<{
       found: boolean;
     }>`select exists ${sessionHeads(c, input.tenantId, unlessHeads)} as found`.execute(c.db);
     if (head.rows[0]?.found) return undefined;
   }
-  const plan = await sql`select 1 from ${plans} where hash = ${input.planHash}`.execute(c.db);
-  if (plan.rows.length === 0) {
+  const plan = await tables(c)
+    .selectFrom("plans")
+    .select("hash")
+    .where("hash", "=", input.planHash)
+    .executeTakeFirst();
+  if (!plan) {
     throw new DurableError(
       "unknown_plan",
       `No plan ${input.planHash} is registered; register the workflow (runtime.register) before submitting runs for it.`,
@@ -166,11 +175,12 @@ async function settleNotInserted(c: StoreContext, item: SubmitItem): Promise<Sub
     );
   }
   if (input.idempotencyKey !== undefined) {
-    const existing =
-      await sql<RunRow>`select ${RUN_COLUMNS} from ${runs} where tenant_id = ${input.tenantId} and idempotency_key = ${input.idempotencyKey}`.execute(
-        c.db,
-      );
-    const prior = existing.rows[0];
+    const prior = await tables(c)
+      .selectFrom("runs")
+      .select(RUN_COLUMN_NAMES)
+      .where("tenant_id", "=", input.tenantId)
+      .where("idempotency_key", "=", input.idempotencyKey)
+      .executeTakeFirst();
     if (prior) {
       const run = toRun(prior);
       if (run.fingerprint === input.fingerprint) {
@@ -186,10 +196,18 @@ async function settleNotInserted(c: StoreContext, item: SubmitItem): Promise<Sub
     }
   }
   const sessionId = input.checkpoint.sessionId;
-  const active =
-    await sql<RunRow>`select id, status from ${runs} where tenant_id = ${input.tenantId} and session_id = ${sessionId}
-    and status in ('queued', 'running', 'waiting', 'needs_review')`.execute(c.db);
-  const busy = active.rows[0];
+  // The statuses as literals, as the partial index `runs_one_active_per_session` names them.
+  const busy = await tables(c)
+    .selectFrom("runs")
+    .select(["id", "status"])
+    .where("tenant_id", "=", input.tenantId)
+    .where("session_id", "=", sessionId)
+    .where(
+      "status",
+      "in",
+      ACTIVE.map((status) => sql.lit(status)),
+    )
+    .executeTakeFirst();
   if (busy) {
     throw new DurableError(
       "session_busy",

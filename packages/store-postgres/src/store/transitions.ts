@@ -21,7 +21,15 @@ import {
   insertCheckpoint,
   upsertHead,
 } from "./chunk-rows.js";
-import { eventSignal, RUN_COLUMNS, type RunRow, runColumns, type StoreContext, toRun } from "./context.js";
+import {
+  eventSignal,
+  RUN_COLUMN_NAMES,
+  type RunRow,
+  runColumns,
+  type StoreContext,
+  tables,
+  toRun,
+} from "./context.js";
 import { diagnose, fenceGuard, notFound } from "./fencing.js";
 import { isUuid } from "./ids.js";
 import { journalTables } from "./journal-rows.js";
@@ -44,6 +52,7 @@ export function checkpointCtes(
   event = true,
 ) {
   const name = (base: string) => sql.raw(`${base}${suffix}`);
+  // Raw: CTEs of the enclosing raw statement, reading its `src` CTE.
   return sql`,
     ${name("cp")} as (${insertCheckpoint(c, cp, src, event)}),
     ${name("ca")} as (${insertArtifacts(c, cp, src)})${
@@ -69,6 +78,7 @@ function notifyEvent(c: StoreContext, work = false) {
 }
 
 function eventAndNotify(c: StoreContext, type: string, data: RawBuilder<unknown> | string, work = false) {
+  // Raw: CTEs of the enclosing raw statement, reading its `upd` CTE.
   return sql`,
     ev as (insert into ${c.t.events} (run_id, seq, type, data) select upd.id, upd.event_seq, ${type}, ${data} from upd)${notifyEvent(c, work)}`;
 }
@@ -157,6 +167,7 @@ export async function commitSteps(
           }),
           sql``,
         );
+  // Raw: run update, checkpoints, head, notify and journal delete: data-modifying CTEs of one statement.
   const result = await sql<RunRow>`
     with cid as (select ${ids}${relaxed}),
     upd as (
@@ -187,6 +198,7 @@ export async function scheduleRetry(
   input: { delayMs: number; error: RunErrorInfo },
 ): Promise<RunRecord> {
   const delay = Math.max(0, Math.round(input.delayMs));
+  // Raw: the fenced update, its event and notify are data-modifying CTEs of one statement.
   const result = await sql<RunRow>`
     with upd as (
       update ${c.t.runs} r set status = 'queued', version = r.version + 1, attempt = r.attempt + 1, lease_holder = null,
@@ -208,6 +220,7 @@ export async function scheduleRetry(
 
 /** See `RunStoreV1.release`. */
 export async function releaseRun(c: StoreContext, fence: Fence): Promise<RunRecord> {
+  // Raw: the fenced update, its event and notify are data-modifying CTEs of one statement.
   const result = await sql<RunRow>`
     with upd as (
       update ${c.t.runs} r set status = 'queued', version = r.version + 1, lease_holder = null, lease_expires_at = null,
@@ -234,6 +247,7 @@ export async function parkRun(
     reason: input.reason,
     ...(input.data === undefined ? {} : { data: input.data }),
   });
+  // Raw: the fenced update, its event and notify are data-modifying CTEs of one statement.
   const result = await sql<RunRow>`
     with upd as (
       update ${c.t.runs} r set status = ${input.status}, version = r.version + 1, lease_holder = null, lease_expires_at = null,
@@ -264,6 +278,7 @@ async function operatorTransition(
   const terminal = isTerminal(to);
   const error = extra.error ? JSON.stringify(extra.error) : null;
   const sources = sql.join(allowed.map((s) => sql.lit(s)));
+  // Raw: the row lock, update, event and notify are data-modifying CTEs of one statement.
   const result = await sql<RunRow & { prior: string }>`
     with old as (select id, status from ${c.t.runs} where id = ${runId} and status in (${sources}) for update),
     upd as (
@@ -283,9 +298,13 @@ async function operatorTransition(
     select upd.*, (select count(*) from nt) as notified from upd`.execute(c.db);
   const row = result.rows[0];
   if (row) return toRun(row);
-  const current = await sql<RunRow>`select ${RUN_COLUMNS} from ${c.t.runs} where id = ${runId}`.execute(c.db);
-  if (!current.rows[0]) throw notFound(runId);
-  const run = toRun(current.rows[0]);
+  const current = await tables(c)
+    .selectFrom("runs")
+    .select(RUN_COLUMN_NAMES)
+    .where("id", "=", runId)
+    .executeTakeFirst();
+  if (!current) throw notFound(runId);
+  const run = toRun(current);
   assertTransition(run.status, to, runId);
   throw new DurableError(
     "invalid_transition",
@@ -340,6 +359,7 @@ export async function appendEvent(c: StoreContext, fence: Fence, event: EventInp
       },
     );
   }
+  // Raw: the fenced update, its event and notify are data-modifying CTEs of one statement.
   const result = await sql<{ event_seq: unknown; status: RunStatus }>`
     with upd as (
       update ${c.t.runs} r set event_seq = r.event_seq + 1 where ${fenceGuard(fence)} returning r.id, r.event_seq, r.status
@@ -359,6 +379,7 @@ export async function sweep(c: StoreContext): Promise<SweepResult> {
     code: "deadline_exceeded",
     message: "The run passed its deadline.",
   });
+  // Raw: `for update skip locked` selections feeding data-modifying CTEs of one statement.
   const result = await sql<{ requeued: number; timed_out: number }>`
     with exp as (
       select id from ${runs} where status = 'running' and lease_expires_at <= now()
