@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { OpenRathError, type ProviderV1, ReplayProvider } from "@openrath/core";
+import { readConfig, stateDir } from "../config.js";
 import { demoReport, runDemo } from "../demo/demo.js";
 import { UsageError } from "../internal/args.js";
 import type { Command, CommandContext } from "../internal/command.js";
@@ -88,11 +89,7 @@ export const demoCommand: Command = {
         "--state goes with the durable run, not with --in-memory, --record, --replay or --lineage",
       );
     if (!inMemory) {
-      return runDurable(
-        ctx,
-        ctx.resolve(typeof options.state === "string" ? options.state : ".openrath"),
-        provider,
-      );
+      return runDurable(ctx, stateDir(ctx, readConfig(ctx.env), options), provider);
     }
     const progress = ctx.progress();
     const stop = new AbortController();
@@ -179,7 +176,7 @@ async function runDurable(
     });
     ctx.stdout.write(demoReport(session, provider?.name ?? "scripted"));
     const openrath = openrathCommand(ctx.env);
-    const stateArg = state === ctx.resolve(".openrath") ? "" : ` --state ${state}`;
+    const stateArg = state === stateDir(ctx, readConfig(ctx.env), {}) ? "" : ` --state ${state}`;
     ctx.stdout.write(
       [
         "",

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { OpenRathError } from "@openrath/core";
 import type { RunEvent, RunRecord, RunStatus, RunStoreV1 } from "@openrath/runtime-durable";
+import { readConfig, stateDir } from "../config.js";
 import { UsageError } from "../internal/args.js";
 import type { Command, CommandContext, CommandGroup } from "../internal/command.js";
 
@@ -25,8 +26,9 @@ type Options = Readonly<Record<string, string | true | undefined>>;
  */
 async function withStore<T>(ctx: CommandContext, options: Options, use: (store: RunStoreV1) => Promise<T>) {
   const { pgliteStore, postgresStore } = await import("@openrath/store-postgres");
-  const url = ctx.env.DATABASE_URL;
-  const dataDir = join(ctx.resolve(typeof options.state === "string" ? options.state : ".openrath"), "db");
+  const config = readConfig(ctx.env);
+  const url = config.DATABASE_URL;
+  const dataDir = join(stateDir(ctx, config, options), "db");
   // Reading must not create a database where the user has none.
   if (!url && !existsSync(dataDir)) {
     throw new OpenRathError(
@@ -43,8 +45,8 @@ async function withStore<T>(ctx: CommandContext, options: Options, use: (store: 
   }
 }
 
-function tenant(options: Options): string {
-  return typeof options.tenant === "string" ? options.tenant : "default";
+function tenant(ctx: CommandContext, options: Options): string {
+  return typeof options.tenant === "string" ? options.tenant : readConfig(ctx.env).OPENRATH_TENANT;
 }
 
 async function findRun(store: RunStoreV1, id: string, tenantId: string): Promise<RunRecord> {
@@ -83,7 +85,7 @@ const listCommand: Command = {
     if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new UsageError("--limit must be 1–500");
     const runs = await withStore(ctx, options, (store) =>
       store.listRuns({
-        tenantId: tenant(options),
+        tenantId: tenant(ctx, options),
         limit,
         ...(typeof status === "string" ? { status: status as RunStatus } : {}),
       }),
@@ -113,7 +115,9 @@ const showCommand: Command = {
   options: [...STORE_OPTIONS, JSON_OPTION],
   examples: ["openrath runs show 01a2…"],
   async run(ctx, { positionals, options }) {
-    const run = await withStore(ctx, options, (store) => findRun(store, positionals[0]!, tenant(options)));
+    const run = await withStore(ctx, options, (store) =>
+      findRun(store, positionals[0]!, tenant(ctx, options)),
+    );
     if (options.json) {
       ctx.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
       return 0;
@@ -148,7 +152,7 @@ const eventsCommand: Command = {
     const after = options.after === undefined ? 0 : Number(options.after);
     if (!Number.isInteger(after) || after < 0) throw new UsageError("--after must be a whole number ≥ 0");
     const events: RunEvent[] = await withStore(ctx, options, async (store) => {
-      const run = await findRun(store, positionals[0]!, tenant(options));
+      const run = await findRun(store, positionals[0]!, tenant(ctx, options));
       const out: RunEvent[] = [];
       for (let from = after; ; ) {
         const page = await store.readEvents(run.id, { after: from, limit: 500 });
@@ -180,7 +184,7 @@ const cancelCommand: Command = {
   examples: ['openrath runs cancel 01a2… --reason "wrong input"'],
   async run(ctx, { positionals, options }) {
     const run = await withStore(ctx, options, async (store) => {
-      const found = await findRun(store, positionals[0]!, tenant(options));
+      const found = await findRun(store, positionals[0]!, tenant(ctx, options));
       return store.cancel(found.id, {
         actor: "openrath-cli",
         ...(typeof options.reason === "string" ? { reason: options.reason } : {}),

@@ -2,6 +2,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { OpenRathError } from "@openrath/core";
 import type { DurableRuntime, RunStoreV1 } from "@openrath/runtime-durable";
+import type { AuthOptions } from "@openrath/server";
+import { type Config, readConfig, stateDir } from "../config.js";
 import { UsageError } from "../internal/args.js";
 import type { Command, CommandContext } from "../internal/command.js";
 
@@ -12,13 +14,14 @@ const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 /** The store `serve` and `worker` run on: PostgreSQL with `DATABASE_URL`, else PGlite under `--state`. */
 async function openStore(
   ctx: CommandContext,
+  config: Config,
   options: Options,
 ): Promise<{ store: RunStoreV1; where: string }> {
   const { pgliteStore, postgresStore } = await import("@openrath/store-postgres");
-  const url = ctx.env.DATABASE_URL;
+  const url = config.DATABASE_URL;
   if (url)
     return { store: await postgresStore({ connectionString: url }), where: "PostgreSQL (DATABASE_URL)" };
-  const dataDir = join(ctx.resolve(typeof options.state === "string" ? options.state : ".openrath"), "db");
+  const dataDir = join(stateDir(ctx, config, options), "db");
   return { store: await pgliteStore({ dataDir }), where: dataDir };
 }
 
@@ -29,6 +32,7 @@ async function openStore(
  */
 async function registerWorkflows(
   ctx: CommandContext,
+  config: Config,
   runtime: DurableRuntime,
   options: Options,
 ): Promise<string[]> {
@@ -56,7 +60,7 @@ async function registerWorkflows(
   const { localSandbox } = await import("@openrath/sandbox-local");
   const registry = defaultRegistry();
   if (!registry.has("sandbox", "local")) registry.registerSandbox(localSandbox());
-  const state = ctx.resolve(typeof options.state === "string" ? options.state : ".openrath");
+  const state = stateDir(ctx, config, options);
   // The same workflow, workspace and pause as `demo --durable`, so this server's worker can run its runs.
   const mams = await runtime.register(
     new DurableMamsWorkflow(scriptedBrain(), { workspace: join(state, "demo-workspace") }, 300),
@@ -70,6 +74,15 @@ function positiveInt(value: string | true | undefined, name: string, fallback: n
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`--${name} must be 1–${max}`);
   return n;
+}
+
+/** The server's auth options for a mode, with the JWT settings from the configuration. */
+function authOptions(mode: string, config: Config): AuthOptions {
+  if (mode === "local" || mode === "tokens") return { mode };
+  const { OPENRATH_JWKS_URL: jwksUrl, OPENRATH_JWT_ISSUER: issuer, OPENRATH_JWT_AUDIENCE: audience } = config;
+  if (!jwksUrl || !issuer || !audience)
+    throw new UsageError("--auth jwt needs OPENRATH_JWKS_URL, OPENRATH_JWT_ISSUER and OPENRATH_JWT_AUDIENCE");
+  return { mode: "jwt", jwksUrl, issuer, audience };
 }
 
 /** Resolves when the process gets SIGINT or SIGTERM. */
@@ -102,7 +115,7 @@ const WORKFLOWS_OPTION = {
 const CONCURRENCY_OPTION = {
   name: "concurrency",
   value: "<n>",
-  description: "Runs a worker executes at once (1–256, default 8).",
+  description: "Runs a worker executes at once (1–256, default $OPENRATH_WORKER_CONCURRENCY or 8).",
 } as const;
 
 export const serveCommand: Command = {
@@ -132,24 +145,38 @@ export const serveCommand: Command = {
     "DATABASE_URL=postgres://… openrath serve --auth tokens",
   ],
   async run(ctx, { options }) {
-    const host = typeof options.host === "string" ? options.host : "127.0.0.1";
-    const portText = typeof options.port === "string" ? options.port : (ctx.env.PORT ?? "8787");
-    const port = Number(portText);
+    const config = readConfig(ctx.env);
+    const host = typeof options.host === "string" ? options.host : config.OPENRATH_HOST;
+    const port = typeof options.port === "string" ? Number(options.port) : config.PORT;
     if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError("--port must be 0–65535");
-    const concurrency = positiveInt(options.concurrency, "concurrency", 8, 256);
-    const auth = options.auth ?? (ctx.env.DATABASE_URL || !LOOPBACK.has(host) ? "tokens" : "local");
+    const concurrency = positiveInt(
+      options.concurrency,
+      "concurrency",
+      config.OPENRATH_WORKER_CONCURRENCY,
+      256,
+    );
+    const auth =
+      options.auth ??
+      config.OPENRATH_AUTH ??
+      (config.DATABASE_URL || !LOOPBACK.has(host) ? "tokens" : "local");
     if (auth === "local" && !LOOPBACK.has(host))
       throw new UsageError("--auth local serves a loopback host only; use --auth tokens");
     const { createServer } = await import("@openrath/server");
     const { createDurableRuntime } = await import("@openrath/runtime-durable");
     const signal = stopSignal();
-    const { store, where } = await openStore(ctx, options);
+    const { store, where } = await openStore(ctx, config, options);
     const runtime = createDurableRuntime({ store });
     try {
-      const names = await registerWorkflows(ctx, runtime, options);
+      const names = await registerWorkflows(ctx, config, runtime, options);
       const worker = options["no-worker"] ? undefined : runtime.worker({ concurrency });
       await worker?.start();
-      const app = await createServer({ runtime, host, auth: { mode: auth as "local" | "tokens" } });
+      const app = await createServer({
+        runtime,
+        host,
+        auth: authOptions(String(auth), config),
+        rateLimit: { max: config.OPENRATH_RATE_LIMIT },
+        ...(config.OPENRATH_CORS_ORIGINS ? { corsOrigins: config.OPENRATH_CORS_ORIGINS } : {}),
+      });
       await app.listen({ port, host });
       const address = app.server.address();
       const bound = typeof address === "object" && address ? address.port : port;
@@ -160,7 +187,7 @@ export const serveCommand: Command = {
           `  store      ${where}`,
           `  workflows  ${names.join(", ")}`,
           `  worker     ${worker ? `in this process, ${concurrency} at once` : "none (--no-worker)"}`,
-          `  auth       ${auth === "local" ? "local: no token needed on this loopback host" : "bearer tokens (openrath tokens create)"}`,
+          `  auth       ${auth === "local" ? "local: no token needed on this loopback host" : auth === "jwt" ? `JWTs from ${config.OPENRATH_JWT_ISSUER}` : "bearer tokens (openrath tokens create)"}`,
           "Stop with Ctrl-C.",
           "",
         ].join("\n"),
@@ -187,13 +214,19 @@ export const workerCommand: Command = {
   options: [STATE_OPTION, WORKFLOWS_OPTION, CONCURRENCY_OPTION],
   examples: ["DATABASE_URL=postgres://… openrath worker --workflows ./workflows.js --concurrency 16"],
   async run(ctx, { options }) {
-    const concurrency = positiveInt(options.concurrency, "concurrency", 8, 256);
+    const config = readConfig(ctx.env);
+    const concurrency = positiveInt(
+      options.concurrency,
+      "concurrency",
+      config.OPENRATH_WORKER_CONCURRENCY,
+      256,
+    );
     const { createDurableRuntime } = await import("@openrath/runtime-durable");
     const signal = stopSignal();
-    const { store, where } = await openStore(ctx, options);
+    const { store, where } = await openStore(ctx, config, options);
     const runtime = createDurableRuntime({ store });
     try {
-      const names = await registerWorkflows(ctx, runtime, options);
+      const names = await registerWorkflows(ctx, config, runtime, options);
       const worker = runtime.worker({ concurrency });
       await worker.start();
       ctx.stderr.write(

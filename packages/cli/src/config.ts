@@ -1,0 +1,161 @@
+import { OpenRathError } from "@openrath/core";
+import { z } from "zod";
+
+const list = z.string().transform((value) =>
+  value
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== ""),
+);
+
+/**
+ * Every environment variable the `openrath` command reads, with its default and an example: one
+ * schema that validates the environment and writes the configuration reference
+ * (`docs/reference/configuration.md`). A command's flags win over these.
+ */
+export const configSchema = z.object({
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
+    .optional()
+    .describe(
+      "PostgreSQL for the run store; without it the embedded PGlite store under OPENRATH_STATE is used.",
+    )
+    .meta({ example: "postgres://openrath:secret@db:5432/openrath" }),
+  OPENRATH_STATE: z
+    .string()
+    .min(1)
+    .default(".openrath")
+    .describe(
+      "The embedded store's directory (PGlite database and the demo's workspace), relative to where the command runs.",
+    )
+    .meta({ example: "/var/lib/openrath" }),
+  PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65_535)
+    .default(8787)
+    .describe("The port `openrath serve` listens on (`--port`).")
+    .meta({ example: "8080" }),
+  OPENRATH_HOST: z
+    .string()
+    .min(1)
+    .default("127.0.0.1")
+    .describe("The address `openrath serve` listens on (`--host`).")
+    .meta({ example: "0.0.0.0" }),
+  OPENRATH_AUTH: z
+    .enum(["local", "tokens", "jwt"])
+    .optional()
+    .describe(
+      "How `openrath serve` authenticates (`--auth`): default `local` on the embedded store and a loopback host, else `tokens`.",
+    )
+    .meta({ example: "jwt" }),
+  OPENRATH_JWKS_URL: z
+    .url()
+    .optional()
+    .describe("With OPENRATH_AUTH=jwt: the identity provider's JWKS.")
+    .meta({ example: "https://id.example.com/.well-known/jwks.json" }),
+  OPENRATH_JWT_ISSUER: z
+    .string()
+    .optional()
+    .describe("With OPENRATH_AUTH=jwt: the issuer (`iss`) tokens must carry.")
+    .meta({ example: "https://id.example.com/" }),
+  OPENRATH_JWT_AUDIENCE: z
+    .string()
+    .optional()
+    .describe("With OPENRATH_AUTH=jwt: the audience (`aud`) tokens must carry.")
+    .meta({ example: "openrath" }),
+  OPENRATH_CORS_ORIGINS: list
+    .optional()
+    .describe("Comma-separated origins allowed to call the API from a browser; CORS is off without it.")
+    .meta({ example: "https://studio.example.com" }),
+  OPENRATH_RATE_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(1200)
+    .describe("Requests per tenant per minute the API accepts.")
+    .meta({ example: "600" }),
+  OPENRATH_WORKER_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .default(8)
+    .describe("Runs a worker executes at once (`--concurrency`).")
+    .meta({ example: "32" }),
+  OPENRATH_TENANT: z
+    .string()
+    .min(1)
+    .max(128)
+    .default("default")
+    .describe("The tenant the store-side commands (`runs`, `tokens`) act for (`--tenant`).")
+    .meta({ example: "acme" }),
+  OPENRATH_LOG_LEVEL: z
+    .enum(["debug", "info", "warn", "error", "silent"])
+    .default("info")
+    .describe("The worker's structured log level (JSON lines on standard error).")
+    .meta({ example: "warn" }),
+});
+
+/** `--state`, else OPENRATH_STATE, resolved against where the command runs. */
+export function stateDir(
+  ctx: { resolve(path: string): string },
+  config: Config,
+  options: Readonly<Record<string, string | true | undefined>>,
+): string {
+  return ctx.resolve(typeof options.state === "string" ? options.state : config.OPENRATH_STATE);
+}
+
+/** The validated configuration. */
+export type Config = z.output<typeof configSchema>;
+
+/**
+ * Reads the configuration from `env` (unknown variables are ignored).
+ *
+ * @throws {OpenRathError} `invalid_config`, naming each bad variable and what it must be.
+ */
+export function readConfig(env: Readonly<Record<string, string | undefined>>): Config {
+  const known = Object.fromEntries(
+    Object.keys(configSchema.shape)
+      .filter((key) => env[key] !== undefined && env[key] !== "")
+      .map((key) => [key, env[key]]),
+  );
+  const result = configSchema.safeParse(known);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const key = String(issue.path[0]);
+    // A connection string holds a password: never echo it.
+    const shown = key === "DATABASE_URL" ? "" : ` (got ${JSON.stringify(env[key])})`;
+    return `${key} ${issue.message}${shown}`;
+  });
+  throw new OpenRathError("invalid_config", `Bad configuration: ${problems.join("; ")}`, {
+    details: { variables: result.error.issues.map((issue) => String(issue.path[0])) },
+  });
+}
+
+/** The configuration reference as Markdown, from {@link configSchema}. */
+export function configReference(): string {
+  const rows = Object.entries(configSchema.shape).map(([name, schema]) => {
+    const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as {
+      description?: string;
+      default?: unknown;
+      example?: unknown;
+    };
+    const meta = schema.meta() as { example?: string; description?: string } | undefined;
+    const fallback = json.default === undefined ? "—" : `\`${String(json.default)}\``;
+    return `| \`${name}\` | ${fallback} | \`${meta?.example ?? ""}\` | ${schema.description ?? meta?.description ?? ""} |`;
+  });
+  return [
+    "# Configuration reference",
+    "",
+    "Generated from `configSchema` in `packages/cli/src/config.ts` (`pnpm --filter @openrath/cli config-docs`);",
+    "a test fails when this page and the schema differ. Flags of a command win over the environment.",
+    "",
+    "| Variable | Default | Example | What it does |",
+    "|---|---|---|---|",
+    ...rows,
+    "",
+  ].join("\n");
+}
