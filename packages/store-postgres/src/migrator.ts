@@ -2,7 +2,8 @@ import { DurableError } from "@openrath/runtime-durable/store";
 import { type Kysely, sql } from "kysely";
 import { checksumOf, MIGRATIONS, type Migration } from "./migrations/index.js";
 
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+/** What a schema name may be: a lower-case identifier. */
+export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Checks a schema name (lower-case identifier) and returns it. @throws code `invalid_argument`. */
 export function validSchema(schema: string): string {

@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
+import { checkOptions } from "@openrath/core/backend";
 import { DurableError, type RunStoreCapabilities, type RunStoreV1 } from "@openrath/runtime-durable/store";
 import { Kysely, type Logger, PostgresDialect } from "kysely";
 import pg from "pg";
@@ -8,6 +9,7 @@ import { connectionTarget, openFailure } from "./connection-errors.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { PGliteDialect } from "./driver/pglite-dialect.js";
 import { preparedPool } from "./driver/prepared-pool.js";
+import { PgliteStoreOptionsSchema, PostgresStoreOptionsSchema } from "./internal/schemas.js";
 import { checkSchema, migrate, validSchema } from "./migrator.js";
 import type { PGliteInstance } from "./pglite-instance.js";
 import type { Database } from "./schema.js";
@@ -172,12 +174,19 @@ async function open(
  * const store = await postgresStore({ connectionString: process.env.DATABASE_URL });
  * const runtime = createDurableRuntime({ store });
  * ```
+ * @throws {OpenRathError} `invalid_argument` for a bad or unknown option, before anything connects
+ *   (no message shows the connection string or the pool's settings).
  * @throws {DurableError} `invalid_argument` for a malformed connection string (not a URL, another
  *   scheme than `postgres:`, a port out of range); `store_unavailable` when the server cannot be
  *   reached, refuses the login or has no such database (`details.reason` says which, `details.url`
  *   names the server without the password); `schema_mismatch` when the schema is not migrated.
  */
-export async function postgresStore(options: PostgresStoreOptions = {}): Promise<RunStoreV1> {
+export async function postgresStore(given: PostgresStoreOptions = {}): Promise<RunStoreV1> {
+  const options = checkOptions(PostgresStoreOptionsSchema, given, {
+    backend: "postgresStore",
+    // `""`: the options themselves, which may be a connection string passed in their place.
+    secrets: ["", "connectionString", "pool"],
+  });
   const config: pg.PoolConfig = {
     max: 10,
     ...(options.connectionString !== undefined ? { connectionString: options.connectionString } : {}),
@@ -225,8 +234,10 @@ export async function postgresStore(options: PostgresStoreOptions = {}): Promise
  * ```ts
  * const store = await pgliteStore({ dataDir: ".openrath/db" });
  * ```
+ * @throws {OpenRathError} `invalid_argument` for a bad or unknown option, before anything is opened.
  */
-export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<RunStoreV1> {
+export async function pgliteStore(given: PgliteStoreOptions = {}): Promise<RunStoreV1> {
+  const options = checkOptions(PgliteStoreOptionsSchema, given, { backend: "pgliteStore" });
   const owned = options.db === undefined;
   // PGlite creates only the last directory of the path.
   if (owned && options.dataDir) await mkdir(dirname(options.dataDir), { recursive: true });
