@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { createClient } from "./create-client.js";
 import type { StoredEvent, StreamEvent } from "./event-stream.js";
@@ -107,6 +109,28 @@ describe("events.stream", () => {
     expect(error).toBe(reason);
     expect(seen.length).toBeGreaterThan(0);
     await client.runs.cancel(run.id);
+  });
+
+  it("gives up after `retries` failed reconnections in a row, with the last error", async () => {
+    const gone = createServer();
+    await new Promise<void>((resolve) => gone.listen(0, "127.0.0.1", resolve));
+    const { port } = gone.address() as AddressInfo;
+    await new Promise((resolve) => gone.close(resolve));
+    let attempts = 0;
+    const client = createClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      fetch: (request) => {
+        attempts++;
+        return fetch(request);
+      },
+    });
+    const error = await (async () => {
+      for await (const _ of client.events.stream("r", { reconnect: { retries: 3, minDelayMs: 5 } })) {
+        // nothing arrives
+      }
+    })().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TypeError);
+    expect(attempts).toBe(4);
   });
 
   it("throws the connection's error at the first drop with `reconnect: false`", async () => {
