@@ -16,8 +16,9 @@ import { type CompiledPlan, type PlanNode, retryDelayMs } from "../definition/co
 import { invalidSuccessor, notSession } from "../definition/run-in-memory.js";
 import { fastPathsOf } from "../internal/fast-paths.js";
 import { CommitPipeline } from "./commit-pipeline.js";
-import type { FreshVisits, SubmittedSessions } from "./handoff.js";
+import type { FreshVisits } from "./fresh-visits.js";
 import { runIsolated } from "./isolated-executor.js";
+import type { LocalDispatch } from "./local-dispatch.js";
 
 /** What executing one claimed run needs from its worker. */
 export interface ExecutionEnv {
@@ -29,8 +30,8 @@ export interface ExecutionEnv {
   readonly write: <T>(fence: Fence, work: () => Promise<T>) => Promise<T>;
   /** Where `ctx.emitLive` publishes live events (default: nowhere). */
   readonly signals?: SignalsV1;
-  /** Sessions this process submitted: a fresh run's first step starts from memory, not a read. */
-  readonly handoff?: SubmittedSessions;
+  /** The worker's runtime: a run it submitted starts its first step from memory, not a read. */
+  readonly dispatch?: LocalDispatch;
   /** Step visits known to have an empty journal (opened without a read). */
   readonly fresh?: FreshVisits;
   /**
@@ -141,7 +142,7 @@ export async function executeRun(
   let session: Session;
   let base: CheckpointBase;
   try {
-    const handed = await env.handoff?.take(run);
+    const handed = await env.dispatch?.takeSession(run);
     if (handed) {
       ({ session, base } = handed);
     } else {

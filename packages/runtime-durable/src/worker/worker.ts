@@ -2,25 +2,14 @@ import { hostname } from "node:os";
 import { OpenRathError } from "@openrath/core";
 import { backoffDelay } from "@openrath/core/backend";
 import { DurableError } from "../contract/durable-error.js";
-import type { Claim, Fence, RunRecord } from "../contract/run-records.js";
+import type { Claim, Fence } from "../contract/run-records.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
 import type { SignalsV1 } from "../contract/signals.js";
 import type { StepMiddleware } from "../contract/step-context.js";
 import type { CompiledPlan } from "../definition/compile.js";
 import { executeRun } from "./execute-run.js";
-import type { FreshVisits, SubmittedSessions } from "./handoff.js";
+import type { WorkerLink, WorkerSlots } from "./local-dispatch.js";
 import { jsonLinesLog, type WorkerLog } from "./worker-log.js";
-
-/**
- * What a runtime shares with the workers it makes (internal): the sessions it submitted and the
- * step visits known to start with an empty journal.
- */
-export interface WorkerHints {
-  readonly handoff?: SubmittedSessions;
-  readonly fresh?: FreshVisits;
-  /** Told of every run the worker ended, with its final record. */
-  readonly ended?: (run: RunRecord) => void;
-}
 
 /** Options of a {@link DurableWorker}. */
 export interface WorkerOptions {
@@ -80,9 +69,8 @@ export class DurableWorker {
   readonly leaseMs: number;
   private readonly plans: Map<string, CompiledPlan>;
   private readonly active = new Map<string, Active>();
-  /** Slots held for runs the runtime is submitting with a claim for this worker. */
-  private reserved = 0;
-  private reservationsSettled: (() => void) | undefined;
+  /** Slots held for runs its runtime is submitting with a claim for this worker. */
+  private readonly slots: WorkerSlots | undefined;
   private readonly log: WorkerLog;
   /** How long a stop waits for the steps in flight (see {@link WorkerOptions.drainMs}). */
   readonly drainMs: number;
@@ -115,7 +103,7 @@ export class DurableWorker {
     plans: readonly CompiledPlan[],
     options: WorkerOptions = {},
     /** @internal What the runtime that made this worker shares with it. */
-    private readonly hints: WorkerHints = {},
+    private readonly link?: WorkerLink,
   ) {
     this.workerId = options.workerId ?? process.env.OPENRATH_WORKER_ID ?? `${hostname()}:${process.pid}`;
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? 4));
@@ -126,47 +114,23 @@ export class DurableWorker {
     this.middleware = options.middleware ?? [];
     if (this.plans.size === 0)
       throw new DurableError("invalid_argument", "A worker needs at least one registered plan to execute.");
+    this.slots = link?.dispatch.enrol({
+      workerId: this.workerId,
+      leaseMs: this.leaseMs,
+      hasRoom: (planHash, reserved) =>
+        this.running && this.plans.has(planHash) && this.active.size + reserved < this.concurrency,
+      // Even while stopping: `stop` waits for the reserved slots, then drains (or releases) this run.
+      adopt: (claim) => {
+        this.counts.claimed++;
+        this.launch(claim);
+      },
+      wake: () => this.wake(),
+    });
   }
 
   /** The plan hashes this worker advertises and claims. */
   get planHashes(): string[] {
     return [...this.plans.keys()];
-  }
-
-  /**
-   * @internal Holds a slot for a run of `planHash` that the runtime submits with a claim for this
-   * worker; `false` when the worker is not running, lacks the plan or has no free slot. Every
-   * `true` is followed by exactly one {@link adopt} or {@link releaseSlot}.
-   */
-  reserveSlot(planHash: string): boolean {
-    if (!this.running || !this.plans.has(planHash)) return false;
-    if (this.active.size + this.reserved >= this.concurrency) return false;
-    this.reserved++;
-    return true;
-  }
-
-  /** @internal Gives a reserved slot back: the submission created no run claimed for this worker. */
-  releaseSlot(): void {
-    this.reserved = Math.max(0, this.reserved - 1);
-    this.wake();
-    this.settleReservation();
-  }
-
-  /** @internal Starts a run its submission claimed for this worker, in the slot reserved for it. */
-  adopt(claim: Claim): void {
-    this.reserved = Math.max(0, this.reserved - 1);
-    this.counts.claimed++;
-    // Even while stopping: `stop` waits for the reserved slots, then drains (or releases) this run.
-    this.launch(claim);
-    this.settleReservation();
-  }
-
-  private settleReservation() {
-    if (this.reserved === 0) {
-      const settled = this.reservationsSettled;
-      this.reservationsSettled = undefined;
-      settled?.();
-    }
   }
 
   /** Ids of the runs executing now. */
@@ -236,10 +200,7 @@ export class DurableWorker {
     this.wake();
     await this.loop;
     // Submissions claiming a run for this worker are in flight: their runs are this worker's to hand back.
-    if (this.reserved > 0)
-      await new Promise<void>((resolve) => {
-        this.reservationsSettled = resolve;
-      });
+    await this.slots?.idle();
     const inFlight = [...this.active.values()];
     this.log("info", "worker stopping", { active: inFlight.length, drainMs });
     const all = Promise.allSettled(inFlight.map((a) => a.done));
@@ -292,7 +253,7 @@ export class DurableWorker {
     let failures = 0;
     while (this.running) {
       this.woken = false;
-      const slots = this.concurrency - this.active.size - this.reserved;
+      const slots = this.concurrency - this.active.size - (this.slots?.reserved ?? 0);
       if (slots > 0 && this.mayHaveWork) {
         this.mayHaveWork = false;
         try {
@@ -384,12 +345,13 @@ export class DurableWorker {
             signals: this.signals,
             leaseMs: this.leaseMs,
             stopping: () => this.stopping,
-            ...this.hints,
+            ...(this.link ? { dispatch: this.link.dispatch } : {}),
+            ...(this.link?.fresh ? { fresh: this.link.fresh } : {}),
             // The run is over once its end is written: its slot is free for the next submission.
             ended: (run) => {
               this.counts.ended++;
               this.settle(claim.run.id, entry as Active);
-              this.hints.ended?.(run);
+              this.link?.dispatch.ended(run);
             },
           },
           claim,
@@ -407,7 +369,7 @@ export class DurableWorker {
   /** Forgets the run's attempt `entry`, unless a newer claim of the run has replaced it. */
   private settle(runId: string, entry: Active) {
     if (this.active.get(runId) !== entry) return;
-    this.hints.fresh?.forget(runId);
+    this.link?.fresh?.forget(runId);
     this.active.delete(runId);
   }
 
@@ -440,8 +402,7 @@ export class DurableWorker {
 
   /** A worker write, retried while the store is unreachable and the lease may still be valid. */
   private async write<T>(fence: Fence, work: () => Promise<T>): Promise<T> {
-    let delay = 50;
-    for (;;) {
+    for (let attempt = 1; ; attempt++) {
       try {
         return await work();
       } catch (error) {
@@ -452,8 +413,7 @@ export class DurableWorker {
           performance.now() > active.expiresBy
         )
           throw error;
-        await new Promise((r) => setTimeout(r, delay));
-        delay = Math.min(delay * 2, 1000);
+        await new Promise((r) => setTimeout(r, backoffDelay(attempt, { baseMs: 50, maxMs: 1000 })));
       }
     }
   }
