@@ -88,7 +88,7 @@ export interface SubmitHooks {
    *
    * The runtime publishes the run's `work` signal from here when its signals are not the store's
    * own (Redis), so a worker starts the run while the submitter waits for the flush, as one
-   * woken by the store's in-transaction notification does (ADR 0018). Must return quickly and not
+   * woken by the store's in-transaction notification does (ADR 0018 decision 6). Must return quickly and not
    * throw; a store ignores what it throws. A store that never calls it is a valid v1 store: the
    * runtime then publishes once the call has resolved.
    */
