@@ -14,8 +14,8 @@ interface Reply {
 }
 
 /**
- * The model replies of one step attempt on their way to the journal (ADR 0016, "A reply is
- * journaled when it arrives"). A reply's entry is sent in a write of its own at the end of the
+ * The model replies of one step attempt on their way to the journal (ADR 0016, its amendment of
+ * issue 21: written when it arrives). A reply's entry is sent in a write of its own at the end of the
  * event-loop turn it arrived in — before the loop can wait on anything, so the turn's tools run
  * while it is written and a crash during them does not pay for the call again. A write that
  * depends on the reply (a tool call's outcome, an effect's dispatch) carries the entry in its own
