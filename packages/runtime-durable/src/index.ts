@@ -20,10 +20,10 @@ export {
 } from "./artifacts/filesystem-artifact-store.js";
 export { type ArtifactOffloadOptions, withArtifactOffload } from "./artifacts/offloading-store.js";
 export { type ReadArtifactOptions, readArtifact, readArtifactText } from "./artifacts/read-artifact.js";
+export type { AuditInput, AuditOutcome, AuditRecord, TokenRecord } from "./contract/access.js";
 export type { ArtifactErrorCode } from "./contract/artifact-error.js";
 export { ArtifactError } from "./contract/artifact-error.js";
 export type { ArtifactStoreV1 } from "./contract/artifact-store.js";
-export type { AuditInput, AuditOutcome, AuditRecord, TokenRecord } from "./contract/access.js";
 export type { Deployment, PlanRevision } from "./contract/deployments.js";
 export { DurableError, type DurableErrorCode } from "./contract/durable-error.js";
 export type {

@@ -61,6 +61,16 @@ export {
   MAX_CHAIN_DEPTH,
   restoreSession,
 } from "./checkpoint/delta-codec.js";
+export type {
+  AccessStoreV1,
+  Audited,
+  AuditInput,
+  AuditOutcome,
+  AuditRecord,
+  CreateTokenInput,
+  ListAuditQuery,
+  TokenRecord,
+} from "./contract/access.js";
 export {
   ArtifactError,
   type ArtifactErrorCode,
@@ -77,16 +87,6 @@ export type {
   ArtifactStoreV1,
   ArtifactSweepOptions,
 } from "./contract/artifact-store.js";
-export type {
-  AccessStoreV1,
-  Audited,
-  AuditInput,
-  AuditOutcome,
-  AuditRecord,
-  CreateTokenInput,
-  ListAuditQuery,
-  TokenRecord,
-} from "./contract/access.js";
 export type { Deployment, DeploymentsV1, PlanRevision } from "./contract/deployments.js";
 export { DurableError, type DurableErrorCode } from "./contract/durable-error.js";
 export {
