@@ -61,8 +61,10 @@ export async function* followStream(
   open: OpenStream,
   options: StreamOptions = {},
 ): AsyncGenerator<StreamEvent> {
-  const reconnect =
-    options.reconnect === false ? { ...DEFAULTS, retries: 0 } : { ...DEFAULTS, ...options.reconnect };
+  const given = options.reconnect === false ? { retries: 0 } : (options.reconnect ?? {});
+  const retries = given.retries ?? DEFAULTS.retries;
+  const minDelayMs = given.minDelayMs ?? DEFAULTS.minDelayMs;
+  const maxDelayMs = given.maxDelayMs ?? DEFAULTS.maxDelayMs;
   const controller = new AbortController();
   const outer = options.signal;
   const abort = () => controller.abort(outer?.reason);
@@ -93,10 +95,10 @@ export async function* followStream(
         return;
       } catch (error) {
         if (controller.signal.aborted) throw controller.signal.reason ?? error;
-        if (!isRetryable(error) || failures >= reconnect.retries) throw error;
+        if (!isRetryable(error) || failures >= retries) throw error;
         failures += 1;
         resuming = true;
-        await sleep(backoffMs(failures, reconnect.minDelayMs, reconnect.maxDelayMs), controller.signal);
+        await sleep(backoffMs(failures, minDelayMs, maxDelayMs), controller.signal);
       }
     }
   } finally {
@@ -127,7 +129,7 @@ function streamEventOf(
   if (message.id !== undefined) {
     const event = dataOf(message.data, response) as Event;
     const sequence = typeof event.sequence === "number" ? event.sequence : Number(message.id);
-    return { live: false, ...event, sequence };
+    return { ...event, sequence, live: false };
   }
   if (message.event === "live") {
     const live = dataOf(message.data, response) as { type?: unknown; data?: unknown; after?: unknown };

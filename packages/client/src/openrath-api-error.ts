@@ -2,11 +2,17 @@ const marker = Symbol.for("@openrath/client.OpenRathApiError");
 
 /** What {@link OpenRathApiError} is made from. */
 export interface OpenRathApiErrorInit {
+  /** The response's HTTP status. */
   readonly status: number;
+  /** The server's stable error code. */
   readonly code: string;
+  /** What failed, for people. */
   readonly message: string;
+  /** The request's id (default null). */
   readonly requestId?: string | null;
+  /** Structured facts the server gave. */
   readonly details?: Readonly<Record<string, unknown>>;
+  /** The error this one wraps, if any. */
   readonly cause?: unknown;
 }
 
