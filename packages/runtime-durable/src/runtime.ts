@@ -1,5 +1,6 @@
 import type { Session } from "@openrath/core";
 import { restoreSession } from "./checkpoint/delta-codec.js";
+import type { Audited } from "./contract/access.js";
 import type { Deployment, PlanRevision } from "./contract/deployments.js";
 import { DurableError } from "./contract/durable-error.js";
 import type { JournalStoreV1 } from "./contract/journal-store.js";
@@ -235,14 +236,18 @@ export class DurableRuntime {
   }
 
   /**
-   * Cancels a run of the call's tenant; the worker holding it aborts the step's signal.
+   * Cancels a run of the call's tenant; the worker holding it aborts the step's signal. An
+   * `audit` record is written in the cancel's transaction on a store with `capabilities.access`.
    *
    * @throws {DurableError} `run_not_found` (another tenant's run included), `invalid_transition`
    *   when the run has already ended.
    */
-  async cancel(runId: string, reason?: string, scope?: OperatorScope): Promise<RunRecord> {
+  async cancel(runId: string, reason?: string, scope?: OperatorScope & Audited): Promise<RunRecord> {
     await this.runOf(runId, scope);
-    return this.store.cancel(runId, reason === undefined ? {} : { reason });
+    return this.store.cancel(runId, {
+      ...(reason === undefined ? {} : { reason }),
+      ...(scope?.audit === undefined ? {} : { audit: scope.audit }),
+    });
   }
 
   /**

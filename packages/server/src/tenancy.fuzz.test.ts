@@ -91,7 +91,7 @@ describe("tenant isolation under random requests", () => {
             }
           } else {
             if (runs.length === 0) continue;
-            const id = runs[s.pick % runs.length] ?? "";
+            const id = runs[(s as { pick: number }).pick % runs.length] ?? "";
             const url = {
               read: `/v1/runs/${id}`,
               cancel: `/v1/runs/${id}/cancel`,

@@ -1,5 +1,6 @@
 import type { JsonObject, Session } from "@openrath/core";
 import { baseOf, encodeCheckpoint } from "../checkpoint/delta-codec.js";
+import type { AuditInput } from "../contract/access.js";
 import { DurableError } from "../contract/durable-error.js";
 import type { CheckpointWrite, RunRecord, SubmitInput, SubmitResult } from "../contract/run-records.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
@@ -12,6 +13,7 @@ import {
   checkTime,
   MAX_IDEMPOTENCY_KEY,
   MAX_METADATA_BYTES,
+  MAX_TENANT_ID,
 } from "./validate.js";
 
 /** Options of `DurableRuntime.submit`. Each is checked before anything is written (`invalid_argument`). */
@@ -37,6 +39,13 @@ export interface SubmitOptions {
    * most 64 KiB as JSON ({@link MAX_METADATA_BYTES}).
    */
   readonly metadata?: JsonObject;
+  /**
+   * A project inside the tenant the run belongs to (at most 128 characters, no control
+   * characters): lists filter by it, and a project-scoped API token sees only its project's runs.
+   */
+  readonly projectId?: string;
+  /** An audit record the store writes in the submission's transaction (`capabilities.access`). */
+  readonly audit?: AuditInput;
 }
 
 /** A submission's options as checked, times in epoch milliseconds. */
@@ -86,6 +95,7 @@ export function checkSubmitOptions(
     );
   }
   if (options.metadata !== undefined) checkJsonObject("metadata", options.metadata, MAX_METADATA_BYTES);
+  if (options.projectId !== undefined) checkIdentifier("projectId", options.projectId, MAX_TENANT_ID);
   return { tenantId, priority, deadline, notBefore };
 }
 
@@ -144,6 +154,8 @@ export async function submitRun(
     ...(deadline === undefined ? {} : { deadline }),
     ...(notBefore === undefined ? {} : { notBefore }),
     ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
+    ...(options.projectId === undefined ? {} : { projectId: options.projectId }),
+    ...(options.audit === undefined ? {} : { audit: options.audit }),
   });
   const fast = fastPathsOf(store);
   // A worker of this runtime with a free slot for a due run: the submission claims the run for it.
