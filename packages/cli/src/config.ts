@@ -92,6 +92,19 @@ export const configSchema = z.object({
     .default("default")
     .describe("The tenant the store-side commands (`runs`, `tokens`) act for (`--tenant`).")
     .meta({ example: "acme" }),
+  OPENRATH_SERVER_URL: z
+    .url()
+    .optional()
+    .describe(
+      "The Agent Server the operator commands (`runs`, `interrupts`, `effects`, `tokens`) talk to (`--server`); without it they open the store.",
+    )
+    .meta({ example: "https://openrath.example.com" }),
+  OPENRATH_TOKEN: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("The bearer token the operator commands send to OPENRATH_SERVER_URL (never printed).")
+    .meta({ example: "ort_…" }),
   OPENRATH_LOG_LEVEL: z
     .enum(["debug", "info", "warn", "error", "silent"])
     .default("info")
@@ -127,7 +140,8 @@ export function readConfig(env: Readonly<Record<string, string | undefined>>): C
   const problems = result.error.issues.map((issue) => {
     const key = String(issue.path[0]);
     // A connection string holds a password: never echo it.
-    const shown = key === "DATABASE_URL" ? "" : ` (got ${JSON.stringify(env[key])})`;
+    const shown =
+      key === "DATABASE_URL" || key === "OPENRATH_TOKEN" ? "" : ` (got ${JSON.stringify(env[key])})`;
     return `${key} ${issue.message}${shown}`;
   });
   throw new OpenRathError("invalid_config", `Bad configuration: ${problems.join("; ")}`, {

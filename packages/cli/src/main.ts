@@ -2,12 +2,15 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { OpenRathError } from "@openrath/core";
 import { demoCommand } from "./commands/demo-command.js";
+import { effectsCommand } from "./commands/effects-command.js";
+import { interruptsCommand } from "./commands/interrupts-command.js";
 import { lineageCommand } from "./commands/lineage-command.js";
 import { replayCommand } from "./commands/replay-command.js";
 import { runsCommand } from "./commands/runs-command.js";
 import { sandboxesCommand } from "./commands/sandboxes-command.js";
 import { serveCommand, workerCommand } from "./commands/serve-command.js";
 import { sessionsCommand } from "./commands/sessions-command.js";
+import { tokensCommand } from "./commands/tokens-command.js";
 import { parseArgs, UsageError } from "./internal/args.js";
 import { colors } from "./internal/colors.js";
 import {
@@ -38,12 +41,15 @@ export interface CliIO {
 
 const COMMANDS: readonly (Command | CommandGroup)[] = [
   demoCommand,
+  effectsCommand,
+  interruptsCommand,
   lineageCommand,
   replayCommand,
   runsCommand,
   sandboxesCommand,
   serveCommand,
   sessionsCommand,
+  tokensCommand,
   workerCommand,
 ];
 

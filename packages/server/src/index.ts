@@ -14,4 +14,12 @@ export {
 } from "./auth.js";
 export { ApiError, type ServerErrorCode } from "./errors.js";
 export { ACTIONS, type Action, allows, unknownGrants } from "./grants.js";
+export {
+  auditOut as toApiAudit,
+  effectOut as toApiEffect,
+  eventOut as toApiEvent,
+  interruptOut as toApiInterrupt,
+  runOut as toApiRun,
+  tokenOut as toApiToken,
+} from "./schemas.js";
 export { API_VERSION, createServer, type ServerOptions } from "./server.js";

@@ -48,6 +48,7 @@ export const Run = z
   })
   .meta({ id: "Run" });
 
+/** The API's shape of a run (as the routes return it). */
 export function runOut(run: RunRecord): z.input<typeof Run> {
   return {
     id: run.id,
@@ -81,6 +82,7 @@ export const Event = z
   })
   .meta({ id: "Event" });
 
+/** The API's shape of an event (as the routes return it). */
 export function eventOut(event: RunEvent): z.input<typeof Event> {
   return { runId: event.runId, sequence: event.seq, type: event.type, data: event.data, at: iso(event.at) };
 }
@@ -102,6 +104,7 @@ export const Interrupt = z
   })
   .meta({ id: "Interrupt" });
 
+/** The API's shape of an interrupt (as the routes return it). */
 export function interruptOut(record: InterruptRecord): z.input<typeof Interrupt> {
   return {
     id: record.id,
@@ -138,6 +141,7 @@ export const Effect = z
   })
   .meta({ id: "Effect" });
 
+/** The API's shape of an effect (as the routes return it). */
 export function effectOut(record: EffectRecord): z.input<typeof Effect> {
   return {
     id: record.id,
@@ -170,6 +174,7 @@ export const Token = z
   })
   .meta({ id: "Token" });
 
+/** The API's shape of a token (as the routes return it). */
 export function tokenOut(token: TokenRecord): z.input<typeof Token> {
   return {
     id: token.id,
@@ -199,6 +204,7 @@ export const AuditEntry = z
   })
   .meta({ id: "AuditEntry" });
 
+/** The API's shape of an audit record (as the routes return it). */
 export function auditOut(record: AuditRecord): z.input<typeof AuditEntry> {
   return { ...record, at: iso(record.at) };
 }

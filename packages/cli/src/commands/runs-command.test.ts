@@ -57,8 +57,8 @@ describe("openrath runs, straight from the embedded store", () => {
       .trimEnd()
       .split("\n")
       .map((l) => JSON.parse(l));
-    expect(all[0]).toMatchObject({ seq: 1, type: "run.created" });
-    expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
+    expect(all[0]).toMatchObject({ sequence: 1, type: "run.created" });
+    expect(all.map((e) => e.sequence)).toEqual(all.map((_, i) => i + 1));
     expect(all.filter((e) => e.type === "run.checkpoint").length).toBeGreaterThan(5);
     expect(all.at(-1)).toMatchObject({ type: "run.state.changed", data: { to: "succeeded" } });
     const later = (await cli(["runs", "events", runId, "--state", "st", "--after", "3", "--json"])).stdout

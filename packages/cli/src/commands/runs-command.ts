@@ -1,173 +1,178 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { OpenRathError } from "@openrath/core";
-import type { RunEvent, RunRecord, RunStatus, RunStoreV1 } from "@openrath/runtime-durable";
-import { readConfig, stateDir } from "../config.js";
+import type { Run } from "@openrath/client";
+import type { RunStatus } from "@openrath/runtime-durable";
 import { UsageError } from "../internal/args.js";
 import type { Command, CommandContext, CommandGroup } from "../internal/command.js";
+import { type OperatorSource, openSource } from "./operator-source.js";
 
-const STORE_OPTIONS = [
+type Options = Readonly<Record<string, string | true | undefined>>;
+
+/** Where the operator commands read and write: a server, or the store straight from this process. */
+export const SOURCE_OPTIONS = [
+  {
+    name: "server",
+    value: "<url>",
+    description:
+      "Talk to this Agent Server (default $OPENRATH_SERVER_URL, with $OPENRATH_TOKEN); without one, open the store.",
+  },
   {
     name: "state",
     value: "<dir>",
     description:
-      "The embedded store's directory (default ./.openrath); DATABASE_URL selects PostgreSQL instead.",
+      "The embedded store's directory (default $OPENRATH_STATE or ./.openrath); DATABASE_URL selects PostgreSQL.",
   },
-  { name: "tenant", value: "<id>", description: 'The tenant whose runs to read (default "default").' },
+  {
+    name: "tenant",
+    value: "<id>",
+    description: "The tenant to act for on the store (default $OPENRATH_TENANT or default).",
+  },
 ] as const;
 
-const JSON_OPTION = { name: "json", description: "Print JSON instead of text." } as const;
+export const JSON_OPTION = {
+  name: "json",
+  description: "Print JSON (one object per line for lists).",
+} as const;
 
-type Options = Readonly<Record<string, string | true | undefined>>;
-
-/**
- * Opens the store the runs live in, straight from this process: PostgreSQL when `DATABASE_URL` is
- * set, else the embedded PGlite store that `openrath demo --durable` writes under `--state`.
- */
-async function withStore<T>(ctx: CommandContext, options: Options, use: (store: RunStoreV1) => Promise<T>) {
-  const { pgliteStore, postgresStore } = await import("@openrath/store-postgres");
-  const config = readConfig(ctx.env);
-  const url = config.DATABASE_URL;
-  const dataDir = join(stateDir(ctx, config, options), "db");
-  // Reading must not create a database where the user has none.
-  if (!url && !existsSync(dataDir)) {
-    throw new OpenRathError(
-      "not_found",
-      `No embedded store at ${dataDir}: run openrath demo --durable first, pass --state <dir>, or set DATABASE_URL`,
-      { details: { dataDir } },
-    );
-  }
-  const store = url ? await postgresStore({ connectionString: url }) : await pgliteStore({ dataDir });
+/** Runs `use` on the source the options name, and closes it. */
+export async function withSource<T>(
+  ctx: CommandContext,
+  options: Options,
+  use: (source: OperatorSource) => Promise<T>,
+): Promise<T> {
+  const source = await openSource(ctx, options);
   try {
-    return await use(store);
+    return await use(source);
   } finally {
-    await store.close();
+    await source.close();
   }
 }
 
-function tenant(ctx: CommandContext, options: Options): string {
-  return typeof options.tenant === "string" ? options.tenant : readConfig(ctx.env).OPENRATH_TENANT;
+/** A whole number option in `min..max`. */
+export function intOption(
+  value: string | true | undefined,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+) {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} must be ${min}–${max}`);
+  return n;
 }
 
-async function findRun(store: RunStoreV1, id: string, tenantId: string): Promise<RunRecord> {
-  const run = await store.getRun(id, tenantId);
-  if (!run)
-    throw new OpenRathError("not_found", `No run ${id} in tenant ${tenantId}`, { details: { id, tenantId } });
-  return run;
-}
-
-function when(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
-}
+const short = (iso: string) => iso.replace(/\.\d+Z$/, "Z");
 
 const listCommand: Command = {
   name: "runs list",
   summary: "List durable runs, oldest first.",
   args: [],
   options: [
-    ...STORE_OPTIONS,
+    ...SOURCE_OPTIONS,
     {
       name: "status",
       value: "<status>",
       description: "Only runs in this status (queued, running, succeeded…).",
     },
-    { name: "limit", value: "<n>", description: "At most this many runs (1–500, default 100)." },
+    { name: "limit", value: "<n>", description: "At most this many runs (1–200, default 100)." },
+    { name: "after", value: "<run id>", description: "The runs after this one (the next page)." },
     JSON_OPTION,
   ],
-  examples: ["openrath runs list", "openrath runs list --status running --json"],
+  examples: [
+    "openrath runs list",
+    "openrath runs list --status running --json",
+    "openrath runs list --server http://127.0.0.1:8787",
+  ],
   async run(ctx, { options }) {
     const { RUN_STATUSES } = await import("@openrath/runtime-durable");
     const status = options.status;
     if (status !== undefined && !RUN_STATUSES.includes(status as RunStatus)) {
       throw new UsageError(`--status must be one of ${RUN_STATUSES.join(", ")}`);
     }
-    const limit = options.limit === undefined ? 100 : Number(options.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new UsageError("--limit must be 1–500");
-    const runs = await withStore(ctx, options, (store) =>
-      store.listRuns({
-        tenantId: tenant(ctx, options),
+    const limit = intOption(options.limit, "limit", 100, 1, 200);
+    const page = await withSource(ctx, options, (source) =>
+      source.listRuns({
         limit,
         ...(typeof status === "string" ? { status: status as RunStatus } : {}),
+        ...(typeof options.after === "string" ? { after: options.after } : {}),
       }),
     );
     if (options.json) {
-      for (const run of runs) ctx.stdout.write(`${JSON.stringify(run)}\n`);
+      for (const run of page.items) ctx.stdout.write(`${JSON.stringify(run)}\n`);
       return 0;
     }
-    if (runs.length === 0) {
+    if (page.items.length === 0) {
       ctx.stdout.write("No runs.\n");
       return 0;
     }
-    for (const run of runs) {
+    for (const run of page.items) {
       const step = run.nextStep ? ` next ${run.nextStep}` : "";
       ctx.stdout.write(
-        `${run.id}  ${run.status.padEnd(9)}  ${run.workflow}  ${run.checkpointSeq} step(s)${step}  ${when(run.createdAt)}\n`,
+        `${run.id}  ${run.status.padEnd(12)}  ${run.workflow}  ${run.lastCheckpoint} step(s)${step}  ${short(run.createdAt)}\n`,
       );
     }
+    if (page.next) ctx.stderr.write(`More: --after ${page.next}\n`);
     return 0;
   },
 };
 
+function showRun(run: Run): string {
+  return [
+    `Run ${run.id} (${run.status})`,
+    `  workflow   ${run.workflow}`,
+    `  session    ${run.sessionId}`,
+    `  steps      ${run.lastCheckpoint} done${run.nextStep ? `, next ${run.nextStep}` : ""}`,
+    `  attempt    ${run.attempt}`,
+    `  events     ${run.lastEventSequence}`,
+    `  created    ${short(run.createdAt)}`,
+    `  updated    ${short(run.updatedAt)}`,
+    ...(run.projectId ? [`  project    ${run.projectId}`] : []),
+    ...(run.error ? [`  error      ${run.error.code}: ${run.error.message}`] : []),
+    "",
+  ].join("\n");
+}
+
 const showCommand: Command = {
   name: "runs show",
-  summary: "Show one run: its status, progress, lease and error.",
+  summary: "Show one run: its status, progress and error.",
   args: [{ name: "<run id>", description: "The run's id." }],
-  options: [...STORE_OPTIONS, JSON_OPTION],
+  options: [...SOURCE_OPTIONS, JSON_OPTION],
   examples: ["openrath runs show 01a2…"],
   async run(ctx, { positionals, options }) {
-    const run = await withStore(ctx, options, (store) =>
-      findRun(store, positionals[0]!, tenant(ctx, options)),
-    );
-    if (options.json) {
-      ctx.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
-      return 0;
-    }
-    const lines = [
-      `Run ${run.id} (${run.status})`,
-      `  workflow   ${run.workflow}`,
-      `  session    ${run.sessionId}`,
-      `  steps      ${run.checkpointSeq} done${run.nextStep ? `, next ${run.nextStep}` : ""}`,
-      `  attempt    ${run.attempt}`,
-      `  created    ${when(run.createdAt)}`,
-      `  updated    ${when(run.updatedAt)}`,
-      ...(run.leaseHolder ? [`  lease      ${run.leaseHolder} until ${when(run.leaseExpiresAt ?? 0)}`] : []),
-      ...(run.error ? [`  error      ${run.error.code}: ${run.error.message}`] : []),
-    ];
-    ctx.stdout.write(`${lines.join("\n")}\n`);
+    const run = await withSource(ctx, options, (source) => source.getRun(positionals[0] ?? ""));
+    ctx.stdout.write(options.json ? `${JSON.stringify(run, null, 2)}\n` : showRun(run));
     return 0;
   },
 };
 
 const eventsCommand: Command = {
   name: "runs events",
-  summary: "Print a run's events in order.",
+  summary: "Print a run's events in order; --follow waits for new ones until the run ends.",
   args: [{ name: "<run id>", description: "The run's id." }],
   options: [
-    ...STORE_OPTIONS,
+    ...SOURCE_OPTIONS,
     { name: "after", value: "<seq>", description: "Only events after this sequence number." },
+    {
+      name: "follow",
+      short: "f",
+      description: "Keep printing events as they are committed, until the run ends.",
+    },
     JSON_OPTION,
   ],
-  examples: ["openrath runs events 01a2… --json"],
+  examples: [
+    "openrath runs events 01a2… --json",
+    "openrath runs events 01a2… --follow --server http://127.0.0.1:8787",
+  ],
   async run(ctx, { positionals, options }) {
-    const after = options.after === undefined ? 0 : Number(options.after);
-    if (!Number.isInteger(after) || after < 0) throw new UsageError("--after must be a whole number ≥ 0");
-    const events: RunEvent[] = await withStore(ctx, options, async (store) => {
-      const run = await findRun(store, positionals[0]!, tenant(ctx, options));
-      const out: RunEvent[] = [];
-      for (let from = after; ; ) {
-        const page = await store.readEvents(run.id, { after: from, limit: 500 });
-        out.push(...page);
-        if (page.length < 500) return out;
-        from = page.at(-1)!.seq;
+    const after = intOption(options.after, "after", 0, 0, Number.MAX_SAFE_INTEGER);
+    await withSource(ctx, options, async (source) => {
+      for await (const event of source.events(positionals[0] ?? "", after, options.follow === true)) {
+        ctx.stdout.write(
+          options.json
+            ? `${JSON.stringify(event)}\n`
+            : `${String(event.sequence).padStart(4)}  ${short(event.at)}  ${event.type}  ${JSON.stringify(event.data)}\n`,
+        );
       }
     });
-    for (const event of events) {
-      ctx.stdout.write(
-        options.json
-          ? `${JSON.stringify(event)}\n`
-          : `${String(event.seq).padStart(4)}  ${when(event.at)}  ${event.type}  ${JSON.stringify(event.data)}\n`,
-      );
-    }
     return 0;
   },
 };
@@ -177,27 +182,22 @@ const cancelCommand: Command = {
   summary: "Cancel a run that has not ended; a step in flight is told to stop.",
   args: [{ name: "<run id>", description: "The run's id." }],
   options: [
-    ...STORE_OPTIONS,
+    ...SOURCE_OPTIONS,
     { name: "reason", value: "<text>", description: "Recorded with the cancellation." },
     JSON_OPTION,
   ],
   examples: ['openrath runs cancel 01a2… --reason "wrong input"'],
   async run(ctx, { positionals, options }) {
-    const run = await withStore(ctx, options, async (store) => {
-      const found = await findRun(store, positionals[0]!, tenant(ctx, options));
-      return store.cancel(found.id, {
-        actor: "openrath-cli",
-        ...(typeof options.reason === "string" ? { reason: options.reason } : {}),
-      });
-    });
+    const reason = typeof options.reason === "string" ? options.reason : undefined;
+    const run = await withSource(ctx, options, (source) => source.cancel(positionals[0] ?? "", reason));
     ctx.stdout.write(options.json ? `${JSON.stringify(run)}\n` : `Run ${run.id}: ${run.status}\n`);
     return 0;
   },
 };
 
-/** `openrath runs`: list, show, follow the events of and cancel durable runs, straight from the store. */
+/** `openrath runs`: list, show, follow the events of and cancel durable runs, through a server or the store. */
 export const runsCommand: CommandGroup = {
   name: "runs",
-  summary: "List, show and cancel durable runs and print their events (from the store).",
+  summary: "List, show and cancel durable runs and print or follow their events.",
   commands: [listCommand, showCommand, eventsCommand, cancelCommand],
 };

@@ -39,6 +39,20 @@ function start(args: string[], ready: RegExp) {
   return { child, matched, exited, stderr: () => stderr };
 }
 
+/** Runs `openrath <args>` from source to its end. */
+function spawnCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ["--conditions=@openrath/source", "--import", "tsx", "src/bin.ts", ...args], {
+    cwd: packageDir,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (data: Buffer) => (stdout += data.toString()));
+  child.stderr?.on("data", (data: Buffer) => (stderr += data.toString()));
+  return new Promise((resolve) => child.on("exit", (code) => resolve({ code, stdout, stderr })));
+}
+
 function tempState(): string {
   const dir = mkdtempSync(join(tmpdir(), "openrath-serve-"));
   dirs.push(dir);
@@ -71,6 +85,39 @@ describe("openrath serve", () => {
     expect(await serve.exited).toBe(0);
     expect(serve.stderr()).toContain("SIGTERM: stopping");
   });
+
+  it("the operator commands work through the server with --server: runs, the inbox, a decision, events --follow", async () => {
+    const state = tempState();
+    const serve = start(["serve", "--port", "0", "--state", state], /OpenRath server on (http:\/\/127\.0\.0\.1:\d+)/);
+    const base = (await serve.matched)[1] ?? "";
+    const created = await fetch(`${base}/v1/runs`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ assistant: "review", input: "ship it" }),
+    });
+    const run = (await created.json()) as { id: string };
+    const cli = (args: string[]) => spawnCli([...args, "--server", base]);
+    let inbox: { id: string; runId: string }[] = [];
+    for (let i = 0; i < 50 && inbox.length === 0; i++) {
+      const listed = await cli(["interrupts", "list", "--json"]);
+      inbox = listed.stdout.trim() === "" ? [] : listed.stdout.trim().split("\n").map((line) => JSON.parse(line));
+      if (inbox.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(inbox).toMatchObject([{ runId: run.id }]);
+    const decided = await cli(["interrupts", "decide", inbox[0]?.id ?? "", "--kind", "approve"]);
+    expect(decided.stdout).toMatch(/: decided; run .*: queued/);
+    const followed = await cli(["runs", "events", run.id, "--follow"]);
+    expect(followed.code, followed.stderr).toBe(0);
+    expect(followed.stdout).toContain('run.state.changed  {"from":"running","to":"succeeded"');
+    const shown = await cli(["runs", "show", run.id]);
+    expect(shown.stdout).toContain(`Run ${run.id} (succeeded)`);
+    // Straight to the store while the server holds it: a coded error that says what to do.
+    const locked = await spawnCli(["runs", "list", "--state", state]);
+    expect(locked.code).toBe(1);
+    expect(locked.stderr).toMatch(/is openrath serve running on it\? Pass --server .*\[store_locked\]/);
+    serve.child.kill("SIGTERM");
+    expect(await serve.exited).toBe(0);
+  }, 120_000);
 
   it("refuses --auth local on a host that is not loopback", async () => {
     const serve = start(

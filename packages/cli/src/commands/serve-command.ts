@@ -165,7 +165,10 @@ export const serveCommand: Command = {
     const { createDurableRuntime } = await import("@openrath/runtime-durable");
     const signal = stopSignal();
     const { store, where } = await openStore(ctx, config, options);
-    const runtime = createDurableRuntime({ store });
+    // The embedded store is one process's: in-process signals reach every follower, live token
+    // deltas included (its own notifications carry no live payloads).
+    const { inProcessSignals } = await import("@openrath/runtime-durable/store");
+    const runtime = createDurableRuntime({ store, ...(config.DATABASE_URL ? {} : { signals: inProcessSignals() }) });
     try {
       const names = await registerWorkflows(ctx, config, runtime, options);
       const worker = options["no-worker"] ? undefined : runtime.worker({ concurrency });
