@@ -22,6 +22,12 @@ export const configSchema = z.object({
       "PostgreSQL for the run store; without it the embedded PGlite store under OPENRATH_STATE is used.",
     )
     .meta({ example: "postgres://openrath:secret@db:5432/openrath" }),
+  OPENRATH_DB_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, "must be a lower-case SQL identifier")
+    .default("openrath")
+    .describe("The PostgreSQL schema holding the store's tables (with DATABASE_URL).")
+    .meta({ example: "openrath_staging" }),
   OPENRATH_STATE: z
     .string()
     .min(1)

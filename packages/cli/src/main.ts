@@ -5,6 +5,7 @@ import { demoCommand } from "./commands/demo-command.js";
 import { effectsCommand } from "./commands/effects-command.js";
 import { interruptsCommand } from "./commands/interrupts-command.js";
 import { lineageCommand } from "./commands/lineage-command.js";
+import { migrateCommand } from "./commands/migrate-command.js";
 import { replayCommand } from "./commands/replay-command.js";
 import { runsCommand } from "./commands/runs-command.js";
 import { sandboxesCommand } from "./commands/sandboxes-command.js";
@@ -44,6 +45,7 @@ const COMMANDS: readonly (Command | CommandGroup)[] = [
   effectsCommand,
   interruptsCommand,
   lineageCommand,
+  migrateCommand,
   replayCommand,
   runsCommand,
   sandboxesCommand,

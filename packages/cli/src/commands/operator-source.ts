@@ -82,7 +82,7 @@ export async function openSource(ctx: CommandContext, options: Options): Promise
   }
   try {
     const store = config.DATABASE_URL
-      ? await postgresStore({ connectionString: config.DATABASE_URL })
+      ? await postgresStore({ connectionString: config.DATABASE_URL, schema: config.OPENRATH_DB_SCHEMA })
       : await pgliteStore({ dataDir });
     return storeSource(store, tenantId, config.DATABASE_URL ? "PostgreSQL" : dataDir);
   } catch (error) {

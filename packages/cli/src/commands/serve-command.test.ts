@@ -41,11 +41,15 @@ function start(args: string[], ready: RegExp) {
 
 /** Runs `openrath <args>` from source to its end. */
 function spawnCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ["--conditions=@openrath/source", "--import", "tsx", "src/bin.ts", ...args], {
-    cwd: packageDir,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--conditions=@openrath/source", "--import", "tsx", "src/bin.ts", ...args],
+    {
+      cwd: packageDir,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let stdout = "";
   let stderr = "";
   child.stdout?.on("data", (data: Buffer) => (stdout += data.toString()));
@@ -88,7 +92,10 @@ describe("openrath serve", () => {
 
   it("the operator commands work through the server with --server: runs, the inbox, a decision, events --follow", async () => {
     const state = tempState();
-    const serve = start(["serve", "--port", "0", "--state", state], /OpenRath server on (http:\/\/127\.0\.0\.1:\d+)/);
+    const serve = start(
+      ["serve", "--port", "0", "--state", state],
+      /OpenRath server on (http:\/\/127\.0\.0\.1:\d+)/,
+    );
     const base = (await serve.matched)[1] ?? "";
     const created = await fetch(`${base}/v1/runs`, {
       method: "POST",
@@ -100,7 +107,13 @@ describe("openrath serve", () => {
     let inbox: { id: string; runId: string }[] = [];
     for (let i = 0; i < 50 && inbox.length === 0; i++) {
       const listed = await cli(["interrupts", "list", "--json"]);
-      inbox = listed.stdout.trim() === "" ? [] : listed.stdout.trim().split("\n").map((line) => JSON.parse(line));
+      inbox =
+        listed.stdout.trim() === ""
+          ? []
+          : listed.stdout
+              .trim()
+              .split("\n")
+              .map((line) => JSON.parse(line));
       if (inbox.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(inbox).toMatchObject([{ runId: run.id }]);

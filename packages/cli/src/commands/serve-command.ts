@@ -20,7 +20,10 @@ async function openStore(
   const { pgliteStore, postgresStore } = await import("@openrath/store-postgres");
   const url = config.DATABASE_URL;
   if (url)
-    return { store: await postgresStore({ connectionString: url }), where: "PostgreSQL (DATABASE_URL)" };
+    return {
+      store: await postgresStore({ connectionString: url, schema: config.OPENRATH_DB_SCHEMA }),
+      where: "PostgreSQL (DATABASE_URL)",
+    };
   const dataDir = join(stateDir(ctx, config, options), "db");
   return { store: await pgliteStore({ dataDir }), where: dataDir };
 }
@@ -168,7 +171,10 @@ export const serveCommand: Command = {
     // The embedded store is one process's: in-process signals reach every follower, live token
     // deltas included (its own notifications carry no live payloads).
     const { inProcessSignals } = await import("@openrath/runtime-durable/store");
-    const runtime = createDurableRuntime({ store, ...(config.DATABASE_URL ? {} : { signals: inProcessSignals() }) });
+    const runtime = createDurableRuntime({
+      store,
+      ...(config.DATABASE_URL ? {} : { signals: inProcessSignals() }),
+    });
     try {
       const names = await registerWorkflows(ctx, config, runtime, options);
       const worker = options["no-worker"] ? undefined : runtime.worker({ concurrency });
