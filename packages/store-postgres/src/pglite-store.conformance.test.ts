@@ -27,5 +27,6 @@ describeStoreConformance({
     groupCommit: true,
     newSessionSubmit: true,
     claimOnSubmit: true,
+    access: true,
   },
 });

@@ -25,6 +25,7 @@ if (postgres.available) {
       groupCommit: true,
       newSessionSubmit: true,
       claimOnSubmit: true,
+      access: true,
     },
   });
 } else {

@@ -106,6 +106,7 @@ const CAPABILITIES_SERVER: RunStoreCapabilities = Object.freeze({
   groupCommit: true,
   newSessionSubmit: true,
   claimOnSubmit: true,
+  access: true,
 });
 
 const CAPABILITIES_EMBEDDED: RunStoreCapabilities = Object.freeze({

@@ -1,7 +1,7 @@
 import type { ColumnType, Generated } from "kysely";
 
 /**
- * The tables as the migrations in `migrations/` leave them (migration 6), for Kysely's query
+ * The tables as the migrations in `migrations/` leave them (migration 7), for Kysely's query
  * builder. pg returns `bigint` as a string and PGlite as a number, so those columns read as both.
  */
 
@@ -69,6 +69,8 @@ export interface RunsTable {
   updated_at: CreatedAt;
   ended_at: Timestamp;
   crashes: Generated<number>;
+  /** Migration 7: set at submission, never changed. */
+  project_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface RunEventsTable {
@@ -170,6 +172,36 @@ export interface InterruptsTable {
   decided_at: Timestamp;
 }
 
+/** Migration 7: API tokens, by the SHA-256 of their secret. */
+export interface TokensTable {
+  id: string;
+  tenant_id: string;
+  project_id: string | null;
+  name: string;
+  /** `text[]`: both drivers read it as an array of strings. */
+  grants: ColumnType<string[], string[], string[]>;
+  secret_hash: string;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  revoked_at: Timestamp;
+}
+
+/** Migration 7: the append-only audit log. */
+export interface AuditTable {
+  id: GeneratedBigInt;
+  at: CreatedAt;
+  tenant_id: string;
+  actor: string;
+  action: string;
+  outcome: "allowed" | "denied" | "failed";
+  resource_kind: string;
+  resource_id: string | null;
+  reason: string | null;
+  request_id: string | null;
+  /** `jsonb`: written as JSON text, read as the parsed object. */
+  attributes: ColumnType<unknown, string | undefined, string>;
+}
+
 /** The store's schema; queries name it with `withSchema`. */
 export interface Database {
   plans: PlansTable;
@@ -185,4 +217,6 @@ export interface Database {
   journal: JournalTable;
   effects: EffectsTable;
   interrupts: InterruptsTable;
+  tokens: TokensTable;
+  audit: AuditTable;
 }

@@ -32,6 +32,11 @@ export interface PlanRecord {
 export interface RunRecord {
   readonly id: string;
   readonly tenantId: string;
+  /**
+   * The project of the tenant the run belongs to (`SubmitInput.projectId`, such as an API token's
+   * project), or `null` for none. Set at submission, never changed.
+   */
+  readonly projectId: string | null;
   /** The id of the session the run was submitted with (its active slot is per session). */
   readonly sessionId: string;
   /** The plan the run is pinned to. */

@@ -5,6 +5,7 @@ import { COMPACT_CHECKPOINTS } from "./0003-compact-checkpoints.js";
 import { NARROW_CHECKPOINTS } from "./0004-narrow-checkpoints.js";
 import { JOURNAL_WITHOUT_RUN_CHECKS } from "./0005-journal-without-run-checks.js";
 import { DEPLOYMENTS } from "./0006-deployments.js";
+import { ACCESS } from "./0007-access.js";
 
 /** One migration: applied once, in order, recorded with its checksum. */
 export interface Migration {
@@ -28,6 +29,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 4, name: "narrow_checkpoints", sql: NARROW_CHECKPOINTS, additive: false },
   { version: 5, name: "journal_without_run_checks", sql: JOURNAL_WITHOUT_RUN_CHECKS, additive: true },
   { version: 6, name: "deployments", sql: DEPLOYMENTS, additive: true },
+  { version: 7, name: "access", sql: ACCESS, additive: true },
 ]);
 
 /** SHA-256 of a migration's SQL (with the placeholder), the checksum recorded when it is applied. */

@@ -180,6 +180,7 @@ const COLUMNS: readonly (keyof Database["runs"] & string)[] = [
   "created_at",
   "updated_at",
   "crashes",
+  "project_id",
 ];
 
 /**
@@ -216,6 +217,7 @@ export function toRun(row: RunRow): RunRecord {
   return {
     id: String(row.id),
     tenantId: String(row.tenant_id),
+    projectId: (row.project_id as string | null | undefined) ?? null,
     sessionId: String(row.session_id),
     planHash: String(row.plan_hash),
     workflow: String(row.workflow),

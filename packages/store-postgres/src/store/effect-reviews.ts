@@ -1,4 +1,5 @@
 import {
+  type Audited,
   checkResolution,
   DurableError,
   EFFECT_STATUSES,
@@ -10,6 +11,8 @@ import {
   resolutionOutcome,
 } from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
+import { checkAudit } from "./access-inputs.js";
+import { insertAudit } from "./audit-rows.js";
 import { type StoreContext, tables } from "./context.js";
 import { isUuid } from "./ids.js";
 import { afterOf, cursorOf, pageLimit, toEffect } from "./journal-rows.js";
@@ -52,7 +55,7 @@ export async function listEffects(c: StoreContext, query: ListEffectsQuery): Pro
     }
   }
   if (query.runId !== undefined && !isUuid(query.runId)) return { items: [], nextCursor: null };
-  const { runId } = query;
+  const { runId, projectId } = query;
   // The statuses as literals: the review inbox is the partial index `effects_review`.
   const found = await tables(c)
     .selectFrom("effects")
@@ -65,6 +68,15 @@ export async function listEffects(c: StoreContext, query: ListEffectsQuery): Pro
       statuses.map((s) => sql.lit(s)),
     )
     .$if(runId !== undefined, (q) => q.where("run_id", "=", runId!))
+    .$if(projectId !== undefined, (q) =>
+      q.where("run_id", "in", (eb) =>
+        eb
+          .selectFrom("runs")
+          .select("id")
+          .where("tenant_id", "=", query.tenantId)
+          .where("project_id", "=", projectId!),
+      ),
+    )
     .orderBy("seq")
     .limit(limit + 1)
     .execute();
@@ -81,8 +93,11 @@ export async function resolveEffect(
   effectId: string,
   resolution: EffectResolutionInput,
   tenantId?: string,
+  audited: Audited = {},
 ): Promise<{ effect: EffectRecord; run: RunRecord }> {
   checkResolution(resolution);
+  const { audit } = audited;
+  if (audit !== undefined) checkAudit(audit);
   const notFound = () =>
     new DurableError(
       "effect_not_found",
@@ -153,6 +168,7 @@ export async function resolveEffect(
       throw new DurableError("run_not_found", `No run ${before.runId}.`, {
         details: { runId: before.runId },
       });
+    if (audit) await insertAudit(c, tx, audit, effectId);
     return { effect: toEffect(updated), run };
   });
 }

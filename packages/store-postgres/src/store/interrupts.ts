@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import {
+  type Audited,
   checkDecision,
   type DecisionInput,
   type DecisionRecord,
@@ -13,6 +14,8 @@ import {
   type RunRecord,
 } from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
+import { checkAudit } from "./access-inputs.js";
+import { insertAudit } from "./audit-rows.js";
 import { type StoreContext, tables } from "./context.js";
 import { RollBack } from "./effects.js";
 import { diagnose } from "./fencing.js";
@@ -150,7 +153,10 @@ export async function decideInterrupt(
   interruptId: string,
   decision: DecisionInput,
   tenantId?: string,
+  audited: Audited = {},
 ): Promise<{ interrupt: InterruptRecord; run: RunRecord }> {
+  const { audit } = audited;
+  if (audit !== undefined) checkAudit(audit);
   if (!isUuid(interruptId)) throw notFound(interruptId, tenantId);
   const current = await tables(c)
     .selectFrom("interrupts")
@@ -191,6 +197,7 @@ export async function decideInterrupt(
       .where("id", "=", interruptId)
       .returningAll()
       .executeTakeFirstOrThrow();
+    if (audit) await insertAudit(c, tx, audit, interruptId);
     return { interrupt: toInterrupt(updated), run };
   });
 }
@@ -302,7 +309,7 @@ export async function listInterrupts(
     );
   }
   if (query.runId !== undefined && !isUuid(query.runId)) return { items: [], nextCursor: null };
-  const { runId } = query;
+  const { runId, projectId } = query;
   const found = await tables(c)
     .selectFrom("interrupts")
     .selectAll()
@@ -310,6 +317,15 @@ export async function listInterrupts(
     .where("seq", ">", after)
     .$if(status !== "all", (q) => q.where("status", "=", status as InterruptRecord["status"]))
     .$if(runId !== undefined, (q) => q.where("run_id", "=", runId!))
+    .$if(projectId !== undefined, (q) =>
+      q.where("run_id", "in", (eb) =>
+        eb
+          .selectFrom("runs")
+          .select("id")
+          .where("tenant_id", "=", query.tenantId)
+          .where("project_id", "=", projectId!),
+      ),
+    )
     .orderBy("seq")
     .limit(limit + 1)
     .execute();

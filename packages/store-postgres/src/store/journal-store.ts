@@ -40,10 +40,12 @@ export function journalStore(
     raiseInterrupt: (fence, input) => run(() => raiseInterrupt(c, fence, input)),
     getEffect: (id, tenantId) => run(() => getEffect(c, id, tenantId)),
     listEffects: (query) => run(() => listEffects(c, query)),
-    resolveEffect: (id, resolution, tenantId) => run(() => resolveEffect(c, id, resolution, tenantId)),
+    resolveEffect: (id, resolution, tenantId, audited) =>
+      run(() => resolveEffect(c, id, resolution, tenantId, audited)),
     getInterrupt: (id, tenantId) => run(() => getInterrupt(c, id, tenantId)),
     listInterrupts: (query) => run(() => listInterrupts(c, query)),
-    decideInterrupt: (id, decision, tenantId) => run(() => decideInterrupt(c, id, decision, tenantId)),
+    decideInterrupt: (id, decision, tenantId, audited) =>
+      run(() => decideInterrupt(c, id, decision, tenantId, audited)),
     expireInterrupts: () => run(() => expireInterrupts(c)),
     stepInterrupts: (runId, seq) => run(() => stepInterrupts(c, runId, seq)),
   } satisfies JournalStoreV1;

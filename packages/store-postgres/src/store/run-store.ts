@@ -1,4 +1,5 @@
 import {
+  type AccessStoreV1,
   type ClaimOnSubmitV1,
   type DeploymentsV1,
   DurableError,
@@ -11,6 +12,8 @@ import {
   type SignalsV1,
 } from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
+import { accessStore } from "./access.js";
+import { checkAudit } from "./access-inputs.js";
 import { referencedArtifacts } from "./artifact-references.js";
 import { Batcher } from "./batcher.js";
 import { findSessionHead, loadCheckpoint } from "./checkpoints.js";
@@ -23,7 +26,14 @@ import { journalStore } from "./journal-store.js";
 import { deploymentsOf, getPlan, registerPlan } from "./plans.js";
 import { applyRetention, eraseSession } from "./retention.js";
 import { claimRuns, getRun, heartbeat, listRuns, reclaimRuns } from "./runs.js";
-import { checkClaim, SUBMIT_BATCH, type SubmitItem, type SubmitOutcome, submitRuns } from "./submit.js";
+import {
+  checkClaim,
+  checkSubmission,
+  SUBMIT_BATCH,
+  type SubmitItem,
+  type SubmitOutcome,
+  submitRuns,
+} from "./submit.js";
 import {
   appendEvent,
   cancelRun,
@@ -43,6 +53,8 @@ export class KyselyRunStore implements RunStoreV1 {
   readonly journal: JournalStoreV1;
   /** Workflow names resolved through the store (capability `deployments`). */
   readonly deployments: DeploymentsV1;
+  /** API tokens and the audit log (capability `access`). */
+  readonly access: AccessStoreV1;
 
   constructor(
     readonly name: string,
@@ -54,6 +66,7 @@ export class KyselyRunStore implements RunStoreV1 {
   ) {
     this.journal = journalStore(c, (work) => this.run(work), journalDurability);
     this.deployments = deploymentsOf(c, (work) => this.run(work));
+    this.access = accessStore(c, (work) => this.run(work));
     // Runs that end while another end is being written share the next statement (group commit).
     this.finishes = new Batcher<FinishItem, RunRecord>(
       (items) => finishRuns(c, items),
@@ -91,23 +104,31 @@ export class KyselyRunStore implements RunStoreV1 {
   getPlan: RunStoreV1["getPlan"] = (hash) => this.run(() => getPlan(this.c, hash));
 
   submit: RunStoreV1["submit"] = (input, hooks) =>
-    this.run(async () => (await this.submissions.call({ input, ...(hooks ? { hooks } : {}) }))!);
+    this.run(async () => {
+      checkSubmission(input);
+      return (await this.submissions.call({ input, ...(hooks ? { hooks } : {}) }))!;
+    });
   /** A new session's submission in one statement (capability `newSessionSubmit`). */
   readonly newSessionSubmit: NewSessionSubmitV1 = {
     specVersion: "v1",
     submitIfNew: (input, sessionIds, hooks) =>
-      this.run(() => this.submissions.call({ input, unlessHeads: sessionIds, ...(hooks ? { hooks } : {}) })),
+      this.run(async () => {
+        checkSubmission(input);
+        return this.submissions.call({ input, unlessHeads: sessionIds, ...(hooks ? { hooks } : {}) });
+      }),
   };
   /** Submissions that create their run claimed for a worker (capability `claimOnSubmit`). */
   readonly claimOnSubmit: ClaimOnSubmitV1 = {
     specVersion: "v1",
     submit: (input, claim, hooks) =>
       this.run(async () => {
+        checkSubmission(input);
         checkClaim(claim);
         return (await this.submissions.call({ input, claim, ...(hooks ? { hooks } : {}) }))!;
       }),
     submitIfNew: (input, sessionIds, claim, hooks) =>
       this.run(async () => {
+        checkSubmission(input);
         checkClaim(claim);
         return this.submissions.call({ input, unlessHeads: sessionIds, claim, ...(hooks ? { hooks } : {}) });
       }),
@@ -134,8 +155,16 @@ export class KyselyRunStore implements RunStoreV1 {
     this.run(() => scheduleRetry(this.c, fence, input));
   release: RunStoreV1["release"] = (fence) => this.run(() => releaseRun(this.c, fence));
   park: RunStoreV1["park"] = (fence, input) => this.run(() => parkRun(this.c, fence, input));
-  unpark: RunStoreV1["unpark"] = (runId, input) => this.run(() => unparkRun(this.c, runId, input));
-  cancel: RunStoreV1["cancel"] = (runId, input) => this.run(() => cancelRun(this.c, runId, input));
+  unpark: RunStoreV1["unpark"] = (runId, input) =>
+    this.run(async () => {
+      if (input.audit !== undefined) checkAudit(input.audit);
+      return unparkRun(this.c, runId, input);
+    });
+  cancel: RunStoreV1["cancel"] = (runId, input) =>
+    this.run(async () => {
+      if (input?.audit !== undefined) checkAudit(input.audit);
+      return cancelRun(this.c, runId, input);
+    });
   appendEvent: RunStoreV1["appendEvent"] = (fence, event) =>
     this.run(() => appendEvent(this.c, fence, event));
   sweep: RunStoreV1["sweep"] = () =>

@@ -44,7 +44,7 @@ export async function listRuns(c: StoreContext, query: ListRunsQuery): Promise<R
   const statuses =
     query.status === undefined ? null : Array.isArray(query.status) ? [...query.status] : [query.status];
   const after = query.after !== undefined && isUuid(query.after) ? query.after : null;
-  const { sessionId, planHash } = query;
+  const { sessionId, planHash, projectId } = query;
   const rows = await tables(c)
     .selectFrom("runs")
     .select(RUN_COLUMN_NAMES)
@@ -52,6 +52,8 @@ export async function listRuns(c: StoreContext, query: ListRunsQuery): Promise<R
     .$if(statuses !== null, (q) => q.where("status", "=", sql<string>`any(${statuses}::text[])`))
     .$if(sessionId !== undefined, (q) => q.where("session_id", "=", sessionId!))
     .$if(planHash !== undefined, (q) => q.where("plan_hash", "=", planHash!))
+    // The partial index `runs_project` serves it (`=` implies `project_id is not null`).
+    .$if(projectId !== undefined, (q) => q.where("project_id", "=", projectId!))
     .$if(after !== null, (q) => q.where("id", ">", sql<string>`${after}::uuid`))
     .orderBy("id")
     .limit(limit)

@@ -6,6 +6,8 @@ import {
   type SubmitInput,
 } from "@openrath/runtime-durable/store";
 import { type RawBuilder, sql } from "kysely";
+import { checkAudit, checkProjectId } from "./access-inputs.js";
+import { auditCte } from "./audit-rows.js";
 import {
   type CheckpointValues,
   checkpointValues,
@@ -61,6 +63,7 @@ function submitCtes(c: StoreContext, { input, unlessHeads, claim }: SubmitItem, 
   const deadline = input.deadline === undefined ? null : new Date(input.deadline);
   const notBefore = input.notBefore === undefined ? null : new Date(input.notBefore);
   const ins = n("ins");
+  const project = input.projectId ?? null;
   const notify =
     c.publish && !early(c)
       ? sql`select 1 from ${ins} where false`
@@ -83,11 +86,11 @@ function submitCtes(c: StoreContext, { input, unlessHeads, claim }: SubmitItem, 
     ${claimCte}${ins} as (
       insert into ${c.t.runs} (id, tenant_id, session_id, plan_hash, workflow, status, priority, idempotency_key,
         fingerprint, next_step, deadline, metadata, not_before, queued_at, event_seq, checkpoint_seq, checkpoint_id${
-          claim ? sql`, version, fencing_token, lease_holder, lease_expires_at` : sql``
-        })
+          project === null ? sql`` : sql`, project_id`
+        }${claim ? sql`, version, fencing_token, lease_holder, lease_expires_at` : sql``})
       select ${newRunId()}, ${input.tenantId}, ${cp.sessionId}, p.hash, p.name, ${started(sql`'running'`, sql`'queued'`)}, ${input.priority ?? 0},
         ${input.idempotencyKey ?? null}, ${input.fingerprint}, ${input.checkpoint.nextStep}, ${deadline}, ${metadata},
-        coalesce(${notBefore}::timestamptz, now()), now(), ${started(sql`2`, sql`1`)}, 0, k.id${
+        coalesce(${notBefore}::timestamptz, now()), now(), ${started(sql`2`, sql`1`)}, 0, k.id${project === null ? sql`` : sql`, ${project}`}${
           claim
             ? sql`, ${started(sql`2`, sql`1`)}, ${started(clockToken(), sql`0`)},
         ${started(sql`${claim.workerId}`, sql`null`)}, ${started(sql`now() + ${claim.leaseMs} * interval '1 millisecond'`, sql`null`)}`
@@ -113,7 +116,12 @@ function submitCtes(c: StoreContext, { input, unlessHeads, claim }: SubmitItem, 
           : sql``
       }
     ),
-    ${n("nt")} as (${notify})`;
+    ${n("nt")} as (${notify})${
+      input.audit
+        ? sql`,
+    ${n("au")} as (${auditCte(c, input.audit, ins)})`
+        : sql``
+    }`;
   const select = sql`select ${i}::int as item, x.*, (select count(*) from ${n("nt")}) as notified, (select count(*) from ${n("cp")}) as checkpoints${relaxed ? sql`, set_config('synchronous_commit', 'off', true) as relaxed` : sql``} from ${ins} x`;
   return { ctes, select, cp };
 }
@@ -218,6 +226,12 @@ async function settleNotInserted(c: StoreContext, item: SubmitItem): Promise<Sub
   const [again] = await submitRuns(c, [item]);
   if (again instanceof Error) throw again;
   return again;
+}
+
+/** Refuses a submission's malformed project or audit record before anything is written. */
+export function checkSubmission(input: SubmitInput): void {
+  if (input.projectId != null) checkProjectId(input.projectId);
+  if (input.audit !== undefined) checkAudit(input.audit);
 }
 
 /** Refuses a malformed claim before anything is written. */

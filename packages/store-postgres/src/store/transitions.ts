@@ -1,5 +1,6 @@
 import type { JsonValue } from "@openrath/core";
 import {
+  type AuditInput,
   assertTransition,
   type CheckpointWrite,
   DurableError,
@@ -14,6 +15,7 @@ import {
   sourcesOf,
 } from "@openrath/runtime-durable/store";
 import { type RawBuilder, sql } from "kysely";
+import { auditCte } from "./audit-rows.js";
 import {
   type CheckpointValues,
   checkpointValues,
@@ -263,8 +265,8 @@ export async function parkRun(
 
 /**
  * A status change that is not a worker's (operators, sweeps): guarded by the table's source
- * statuses for `to`, version-bumped, with its event; throws `invalid_transition` or
- * `run_not_found` when no row changed.
+ * statuses for `to`, version-bumped, with its event and, given one, its audit record; throws
+ * `invalid_transition` or `run_not_found` when no row changed (and then writes no record).
  */
 async function operatorTransition(
   c: StoreContext,
@@ -272,7 +274,12 @@ async function operatorTransition(
   to: RunStatus,
   allowed: readonly RunStatus[],
   event: Record<string, unknown>,
-  extra: { error?: RunErrorInfo; notifyWork?: boolean; notifyCancel?: boolean },
+  extra: {
+    error?: RunErrorInfo;
+    notifyWork?: boolean;
+    notifyCancel?: boolean;
+    audit?: AuditInput | undefined;
+  },
 ): Promise<RunRecord> {
   if (!isUuid(runId)) throw notFound(runId);
   const terminal = isTerminal(to);
@@ -294,7 +301,12 @@ async function operatorTransition(
     ),
     nt as (select pg_notify(${c.channels.events}, upd.id || ':' || upd.event_seq || ':' || upd.status) from upd
       ${extra.notifyWork ? sql`union all select pg_notify(${c.channels.work}, upd.plan_hash) from upd` : sql``}
-      ${extra.notifyCancel ? sql`union all select pg_notify(${c.channels.cancel}, upd.id::text) from upd` : sql``})
+      ${extra.notifyCancel ? sql`union all select pg_notify(${c.channels.cancel}, upd.id::text) from upd` : sql``})${
+        extra.audit
+          ? sql`,
+    au as (${auditCte(c, extra.audit, sql`upd`)})`
+          : sql``
+      }
     select upd.*, (select count(*) from nt) as notified from upd`.execute(c.db);
   const row = result.rows[0];
   if (row) return toRun(row);
@@ -319,7 +331,7 @@ async function operatorTransition(
 export function unparkRun(
   c: StoreContext,
   runId: string,
-  input: { actor: string; reason: string },
+  input: { actor: string; reason: string; audit?: AuditInput },
 ): Promise<RunRecord> {
   return operatorTransition(
     c,
@@ -327,7 +339,7 @@ export function unparkRun(
     "queued",
     ["waiting", "needs_review"],
     { actor: input.actor, reason: input.reason },
-    { notifyWork: true },
+    { notifyWork: true, audit: input.audit },
   );
 }
 
@@ -335,7 +347,7 @@ export function unparkRun(
 export function cancelRun(
   c: StoreContext,
   runId: string,
-  input: { reason?: string; actor?: string } = {},
+  input: { reason?: string; actor?: string; audit?: AuditInput } = {},
 ): Promise<RunRecord> {
   const reason = input.reason ?? "cancelled";
   return operatorTransition(
@@ -344,7 +356,7 @@ export function cancelRun(
     "cancelled",
     sourcesOf("cancelled"),
     { reason, ...(input.actor ? { actor: input.actor } : {}) },
-    { error: { code: "cancelled", message: reason }, notifyCancel: true },
+    { error: { code: "cancelled", message: reason }, notifyCancel: true, audit: input.audit },
   );
 }
 
