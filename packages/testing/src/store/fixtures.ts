@@ -1,6 +1,7 @@
 import { Session } from "@openrath/core";
 import { type CompiledPlan, compilePlan, defineWorkflow } from "@openrath/runtime-durable";
 import {
+  type AuditInput,
   type CheckpointBase,
   type Claim,
   encodeCheckpoint,
@@ -38,6 +39,10 @@ export interface SubmitFixture {
   readonly priority?: number;
   readonly deadline?: number;
   readonly notBefore?: number;
+  /** The project the run belongs to. */
+  readonly projectId?: string | null;
+  /** The audit record written with the new run. */
+  readonly audit?: AuditInput;
   /**
    * Submits through the fast path `store.claimOnSubmit`, which claims the run for this worker when
    * it may start at once. Without it the plain `store.submit` is used.
@@ -75,6 +80,8 @@ export async function submit(
     ...(options.priority === undefined ? {} : { priority: options.priority }),
     ...(options.deadline === undefined ? {} : { deadline: options.deadline }),
     ...(options.notBefore === undefined ? {} : { notBefore: options.notBefore }),
+    ...(options.projectId === undefined ? {} : { projectId: options.projectId }),
+    ...(options.audit === undefined ? {} : { audit: options.audit }),
   };
   if (options.claim === undefined) return { ...(await store.submit(input)), session };
   if (!store.claimOnSubmit) throw new Error(`the ${store.name} store has no claimOnSubmit member`);

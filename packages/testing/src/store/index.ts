@@ -1,6 +1,8 @@
 import type { RunStoreCapabilities, RunStoreV1 } from "@openrath/runtime-durable/store";
 import { describe } from "vitest";
 import { checkSkipKeys } from "../internal/skip-list.js";
+import { accessSuite } from "./access.suite.js";
+import { auditedMutationsSuite } from "./audited-mutations.suite.js";
 import { capabilitiesSuite } from "./capabilities.suite.js";
 import { checkpointsSuite } from "./checkpoints.suite.js";
 import { claimsSuite } from "./claims.suite.js";
@@ -10,6 +12,7 @@ import { eventsSuite } from "./events.suite.js";
 import { interruptsSuite } from "./interrupts.suite.js";
 import { journalSuite } from "./journal.suite.js";
 import { leasesSuite } from "./leases.suite.js";
+import { projectsSuite } from "./projects.suite.js";
 import { retentionSuite } from "./retention.suite.js";
 import { schedulingSuite } from "./scheduling.suite.js";
 import { submissionSuite } from "./submission.suite.js";
@@ -43,8 +46,10 @@ export interface StoreConformanceOptions {
  * writers; claim exclusivity, plan filtering, ordering and tenant caps; leases by the database
  * clock and fencing of every write; checkpoints (restore equality, deltas, dedupe across runs and
  * forks); retention and erasure; retry scheduling and deadlines; for stores with
- * `capabilities.deployments`, workflow names resolved through the store; and, for stores with
- * `capabilities.journal`, the step journal, the effect ledger and interrupts.
+ * `capabilities.deployments`, workflow names resolved through the store; runs' projects and the
+ * listings filtered by them; for stores with `capabilities.access`, tokens, the audit log and the
+ * audit records of mutations; and, for stores with `capabilities.journal`, the step journal, the
+ * effect ledger and interrupts.
  *
  * @example
  * ```ts
@@ -71,7 +76,13 @@ export function describeStoreConformance(options: StoreConformanceOptions): void
     checkpointsSuite(context);
     retentionSuite(context);
     schedulingSuite(context);
+    projectsSuite(context);
     if (context.capabilities.deployments) deploymentsSuite(context);
+    // Tokens, the audit log and the audit records of mutations, for stores that claim them.
+    if (context.capabilities.access) {
+      accessSuite(context);
+      auditedMutationsSuite(context);
+    }
     // The step journal, the effect ledger and interrupts, for stores that claim them.
     if (context.capabilities.journal) {
       journalSuite(context);
