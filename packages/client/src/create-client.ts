@@ -147,6 +147,14 @@ export function createClient(options: ClientOptions): OpenRathClient {
         return client.runs.get(runId, stream.signal ? { signal: stream.signal } : {});
       },
     },
+    sessions: {
+      get: (sessionId, request) =>
+        ok(api.GET("/v1/sessions/{sessionId}", { params: { path: { sessionId } }, ...init(request) })),
+      lineage: (sessionId, request) =>
+        ok(
+          api.GET("/v1/sessions/{sessionId}/lineage", { params: { path: { sessionId } }, ...init(request) }),
+        ),
+    },
     events: {
       list: (runId, query = {}, request) =>
         ok(api.GET("/v1/runs/{runId}/events", { params: { path: { runId }, query }, ...init(request) })),

@@ -24,6 +24,7 @@ export type {
   OpenRathClient,
   RequestOptions,
   RunMethods,
+  SessionMethods,
   TokenMethods,
 } from "./openrath-client.js";
 export type * from "./types.js";

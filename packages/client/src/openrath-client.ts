@@ -57,8 +57,8 @@ export interface CreateRunOptions extends RequestOptions {
 /** `client.runs`: durable runs. */
 export interface RunMethods {
   /**
-   * `POST /v1/runs`: starts a run of `body.assistant` from `input`, a whole `session`, or a fork
-   * `from` another run's checkpoint (grant `run.create`).
+   * `POST /v1/runs`: starts a run of `body.assistant` from `input`, a whole `session`, a fork
+   * `from` another run's checkpoint, or a `merge` of several runs' sessions (grant `run.create`).
    */
   create(body: CreateRunBody, options?: CreateRunOptions): Promise<ResponseBody<"/v1/runs", "post", 201>>;
   /** `GET /v1/runs/{runId}`; `run_not_found` for a run of another tenant or project too. */
@@ -84,6 +84,20 @@ export interface RunMethods {
    * and returns the run as it then is.
    */
   wait(runId: string, options?: Omit<StreamOptions, "after">): Promise<Run>;
+}
+
+/** `client.sessions`: sessions as the runs that carried them stored them. */
+export interface SessionMethods {
+  /** `GET /v1/sessions/{sessionId}`: its newest checkpoint and its runs (grant `session.read`). */
+  get(
+    sessionId: string,
+    options?: RequestOptions,
+  ): Promise<ResponseBody<"/v1/sessions/{sessionId}", "get", 200>>;
+  /** `GET /v1/sessions/{sessionId}/lineage`: the lineage DAG behind it, parents first. */
+  lineage(
+    sessionId: string,
+    options?: RequestOptions,
+  ): Promise<ResponseBody<"/v1/sessions/{sessionId}/lineage", "get", 200>>;
 }
 
 /** `client.events`: a run's stored events, paged or streamed. */
@@ -180,6 +194,7 @@ export interface OpenRathClient {
   readonly health: HealthMethods;
   readonly assistants: AssistantMethods;
   readonly runs: RunMethods;
+  readonly sessions: SessionMethods;
   readonly events: EventMethods;
   readonly interrupts: InterruptMethods;
   readonly effects: EffectMethods;

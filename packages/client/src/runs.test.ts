@@ -24,6 +24,31 @@ describe("runs through the client", () => {
     );
   });
 
+  it("reads a run's session and its lineage through client.sessions, and merges two runs", async () => {
+    const client = createClient({ baseUrl: server().baseUrl });
+    const root = await client.runs.wait((await client.runs.create({ assistant: "echo", input: "root" })).id);
+    const fork = async (input: string) =>
+      client.runs.wait((await client.runs.create({ assistant: "echo", from: { runId: root.id }, input })).id);
+    const [left, right] = [await fork("left"), await fork("right")];
+    const merged = await client.runs.wait(
+      (await client.runs.create({ assistant: "echo", merge: [{ runId: left.id }, { runId: right.id }] })).id,
+    );
+    const { session, runs } = await client.sessions.get(merged.sessionId);
+    expect(runs.map((run) => run.id)).toEqual([merged.id]);
+    expect((session.chunks as { content: string }[]).map((chunk) => chunk.content)).toEqual([
+      "root",
+      "echo: root",
+      "left",
+      "echo: left",
+      "right",
+      "echo: right",
+      "echo: echo: right",
+    ]);
+    const lineage = await client.sessions.lineage(merged.sessionId);
+    expect(lineage.nodes.filter((node) => node.op === "fork")).toHaveLength(2);
+    expect(lineage.nodes.at(-1)?.op).toBe("merge");
+  });
+
   it("sends the idempotency key: the same key and body give the first run back", async () => {
     const client = createClient({ baseUrl: server().baseUrl });
     const first = await client.runs.create({ assistant: "echo", input: "once" }, { idempotencyKey: "k-1" });

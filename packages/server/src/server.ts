@@ -25,6 +25,7 @@ import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { interruptRoutes } from "./routes/interrupts.js";
 import { runRoutes } from "./routes/runs.js";
+import { sessionRoutes } from "./routes/sessions.js";
 import { tokenRoutes } from "./routes/tokens.js";
 
 /** Options of {@link createServer}. */
@@ -212,6 +213,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   await app.register(healthRoutes(context));
   await app.register(assistantRoutes(context));
   await app.register(runRoutes(context));
+  await app.register(sessionRoutes(context));
   await app.register(eventRoutes(context));
   await app.register(interruptRoutes(context));
   await app.register(effectRoutes(context));

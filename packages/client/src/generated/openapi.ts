@@ -761,6 +761,159 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A session's newest checkpoint and the runs it went through */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    sessionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            session: {
+                                [key: string]: unknown;
+                            };
+                            runs: components["schemas"]["Run"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{sessionId}/lineage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The lineage DAG behind a session: forks, merges, loops, compressions, parents first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    sessionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LineageGraph"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/{runId}/events": {
         parameters: {
             query?: never;
@@ -1933,12 +2086,38 @@ export interface components {
                 /** @description A checkpoint of that run (default its latest). */
                 sequence?: number;
             };
+            /** @description Merge the sessions of these runs' checkpoints (the shared prefix once, then each side): `input`, if given, is appended. */
+            merge?: {
+                runId: string;
+                sequence?: number;
+            }[];
             priority?: number;
             metadata?: {
                 [key: string]: unknown;
             };
             /** Format: date-time */
             deadline?: string;
+        };
+        LineageGraphInput: {
+            nodes: {
+                id: string;
+                op: string;
+                operator: string;
+                parents: string[];
+                extras: {
+                    [key: string]: unknown;
+                };
+                createdAt: number;
+                chunkCount: number;
+                usage: {
+                    [key: string]: unknown;
+                } | null;
+            }[];
+            edges: {
+                from: string;
+                to: string;
+                op: string;
+            }[];
         };
         CreateTokenInput: {
             name: string;
@@ -2121,12 +2300,38 @@ export interface components {
                 /** @description A checkpoint of that run (default its latest). */
                 sequence?: number;
             };
+            /** @description Merge the sessions of these runs' checkpoints (the shared prefix once, then each side): `input`, if given, is appended. */
+            merge?: {
+                runId: string;
+                sequence?: number;
+            }[];
             priority?: number;
             metadata?: {
                 [key: string]: unknown;
             };
             /** Format: date-time */
             deadline?: string;
+        };
+        LineageGraph: {
+            nodes: {
+                id: string;
+                op: string;
+                operator: string;
+                parents: string[];
+                extras: {
+                    [key: string]: unknown;
+                };
+                createdAt: number;
+                chunkCount: number;
+                usage: {
+                    [key: string]: unknown;
+                } | null;
+            }[];
+            edges: {
+                from: string;
+                to: string;
+                op: string;
+            }[];
         };
         CreateToken: {
             name: string;

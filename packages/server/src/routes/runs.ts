@@ -34,6 +34,14 @@ const CreateRun = z
       .describe(
         "Fork the session of another run's checkpoint (time travel): `input`, if given, is appended.",
       ),
+    merge: z
+      .array(z.object({ runId: z.string().min(1).max(128), sequence: z.number().int().min(0).optional() }))
+      .min(2)
+      .max(16)
+      .optional()
+      .describe(
+        "Merge the sessions of these runs' checkpoints (the shared prefix once, then each side): `input`, if given, is appended.",
+      ),
     priority: z.number().int().min(-100).max(100).optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
     deadline: z.iso.datetime({ offset: true }).optional(),
@@ -92,12 +100,20 @@ export const runRoutes =
         const principal = principalOf(request);
         const body = request.body;
         let session: Session;
-        if (body.from) {
-          await visibleRun(context, principal, body.from.runId);
-          const base = await runtime.session(body.from.runId, body.from.sequence, {
-            tenantId: principal.tenantId,
-          });
-          session = base.fork();
+        const sources = [body.from, body.session, body.merge].filter((given) => given !== undefined);
+        if (sources.length > 1)
+          throw new ApiError(400, "invalid_request", "Give one of `from`, `merge` and `session`.");
+        const checkpoint = async ({ runId, sequence }: { runId: string; sequence?: number | undefined }) => {
+          await visibleRun(context, principal, runId);
+          return runtime.session(runId, sequence, { tenantId: principal.tenantId });
+        };
+        if (body.from || body.merge) {
+          if (body.from) {
+            session = (await checkpoint(body.from)).fork();
+          } else {
+            const [first, ...rest] = await Promise.all((body.merge ?? []).map(checkpoint));
+            session = rest.reduce((merged, next) => merged.merge(next), first as Session);
+          }
           if (body.input !== undefined) session = session.append({ kind: "user", content: body.input });
         } else if (body.session) {
           if (body.input !== undefined)
@@ -125,7 +141,11 @@ export const runRoutes =
           ...(body.metadata !== undefined ? { metadata: body.metadata as never } : {}),
           ...(body.deadline !== undefined ? { deadline: Date.parse(body.deadline) } : {}),
           audit: auditOf(request, "run", null, "allowed", {
-            attributes: { assistant: body.assistant, ...(body.from ? { from: body.from.runId } : {}) },
+            attributes: {
+              assistant: body.assistant,
+              ...(body.from ? { from: body.from.runId } : {}),
+              ...(body.merge ? { merge: body.merge.map((source) => source.runId) } : {}),
+            },
           }),
         });
         reply.status(201);

@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import { serverHarness } from "./testing/harness.js";
+
+const harness = serverHarness();
+
+describe("sessions over HTTP", () => {
+  it("reads a session's newest checkpoint with its runs, and its lineage graph", async () => {
+    const { app, runtime } = await harness.setup();
+    const run = (
+      await app.inject({ method: "POST", url: "/v1/runs", payload: { assistant: "echo", input: "hi" } })
+    ).json();
+    await runtime.wait(run.id);
+    const read = await app.inject({ method: "GET", url: `/v1/sessions/${run.sessionId}` });
+    expect(read.statusCode).toBe(200);
+    const body = read.json();
+    expect(body.runs.map((r: { id: string }) => r.id)).toEqual([run.id]);
+    expect(body.session.chunks.map((c: { content: string }) => c.content)).toEqual(["hi", "echo: hi"]);
+    const lineage = (
+      await app.inject({ method: "GET", url: `/v1/sessions/${run.sessionId}/lineage` })
+    ).json();
+    expect(lineage.nodes.map((node: { op: string }) => node.op)).toContain("leaf_user");
+    const missing = await app.inject({ method: "GET", url: "/v1/sessions/no-such-session" });
+    expect(missing.statusCode).toBe(404);
+  });
+
+  it("merges the sessions of two runs into a new run: the shared prefix once, then each branch, recorded as a merge", async () => {
+    const { app, runtime } = await harness.setup();
+    const root = (
+      await app.inject({ method: "POST", url: "/v1/runs", payload: { assistant: "echo", input: "root" } })
+    ).json();
+    await runtime.wait(root.id);
+    const branch = async (input: string) => {
+      const created = await app.inject({
+        method: "POST",
+        url: "/v1/runs",
+        payload: { assistant: "echo", from: { runId: root.id }, input },
+      });
+      await runtime.wait(created.json().id);
+      return created.json();
+    };
+    const left = await branch("left");
+    const right = await branch("right");
+    const merged = await app.inject({
+      method: "POST",
+      url: "/v1/runs",
+      payload: { assistant: "echo", merge: [{ runId: left.id }, { runId: right.id }], input: "together" },
+    });
+    expect(merged.statusCode).toBe(201);
+    await runtime.wait(merged.json().id);
+    const session = (await app.inject({ method: "GET", url: `/v1/runs/${merged.json().id}/session` })).json();
+    const texts = session.chunks.map((c: { content: string }) => c.content);
+    expect(texts).toEqual([
+      "root",
+      "echo: root",
+      "left",
+      "echo: left",
+      "right",
+      "echo: right",
+      "together",
+      "echo: together",
+    ]);
+    expect(session.lineage[0]).toMatchObject({ op: "merge" });
+    const both = await app.inject({
+      method: "POST",
+      url: "/v1/runs",
+      payload: {
+        assistant: "echo",
+        from: { runId: left.id },
+        merge: [{ runId: left.id }, { runId: right.id }],
+      },
+    });
+    expect(both.json().error.code).toBe("invalid_request");
+  });
+});
