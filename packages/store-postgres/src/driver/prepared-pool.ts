@@ -41,6 +41,19 @@ export function isStalePlan(error: unknown): boolean {
 }
 
 /**
+ * Whether `error` ended the connection it came on (the server terminated the session, or the
+ * socket closed): such a client goes back to the pool only to be destroyed, or the next query on
+ * it would fail too.
+ */
+function endsConnection(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  return (
+    (typeof e?.code === "string" && /^57P0[123]$/.test(e.code)) ||
+    /Connection terminated|connection is closed/i.test(String(e?.message ?? ""))
+  );
+}
+
+/**
  * A `pg` pool seen by Kysely with prepared statements: every statement with parameters runs as a
  * named statement, so each connection parses and plans it once and then only binds and executes
  * (the store's statements are long data-modifying CTEs whose planning costs more than their
@@ -55,6 +68,7 @@ export function preparedPool(pool: pg.Pool): PostgresPool {
   const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
     let inTransaction = false;
+    let broken = false;
     const run = (text: string, values: unknown[]) => {
       const name = values.length > 0 ? names.nameOf(text) : undefined;
       return name === undefined ? client.query(text, values) : client.query({ name, text, values });
@@ -69,6 +83,7 @@ export function preparedPool(pool: pg.Pool): PostgresPool {
       try {
         return await run(text, values);
       } catch (error) {
+        if (endsConnection(error)) broken = true;
         if (!isStalePlan(error)) throw error;
         names.reset();
         if (inTransaction) throw error;
@@ -79,7 +94,7 @@ export function preparedPool(pool: pg.Pool): PostgresPool {
       query: query as unknown as PostgresPoolClient["query"],
       release: (destroy?: boolean) => {
         inTransaction = false;
-        client.release(destroy);
+        client.release(destroy || broken);
       },
     };
   };
