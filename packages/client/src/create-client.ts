@@ -155,6 +155,16 @@ export function createClient(options: ClientOptions): OpenRathClient {
           api.GET("/v1/sessions/{sessionId}/lineage", { params: { path: { sessionId } }, ...init(request) }),
         ),
     },
+    artifacts: {
+      get: async (digest, request) =>
+        (await ok(
+          api.GET("/v1/artifacts/{digest}", {
+            params: { path: { digest } },
+            parseAs: "arrayBuffer",
+            ...init(request),
+          }),
+        )) as unknown as ArrayBuffer,
+    },
     events: {
       list: (runId, query = {}, request) =>
         ok(api.GET("/v1/runs/{runId}/events", { params: { path: { runId }, query }, ...init(request) })),

@@ -14,6 +14,7 @@ export type {
 export type { components, paths } from "./generated/openapi.js";
 export { OpenRathApiError, type OpenRathApiErrorInit } from "./openrath-api-error.js";
 export type {
+  ArtifactMethods,
   AssistantMethods,
   AuditMethods,
   CreateRunOptions,

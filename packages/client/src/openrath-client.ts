@@ -100,6 +100,12 @@ export interface SessionMethods {
   ): Promise<ResponseBody<"/v1/sessions/{sessionId}/lineage", "get", 200>>;
 }
 
+/** `client.artifacts`: large payloads by digest. */
+export interface ArtifactMethods {
+  /** `GET /v1/artifacts/{digest}`: the bytes of the caller's tenant's artifact (grant `artifact.read`). */
+  get(digest: string, options?: RequestOptions): Promise<ArrayBuffer>;
+}
+
 /** `client.events`: a run's stored events, paged or streamed. */
 export interface EventMethods {
   /** `GET /v1/runs/{runId}/events`: one page; pass `Number(page.next)` as `after` for the following one. */
@@ -195,6 +201,7 @@ export interface OpenRathClient {
   readonly assistants: AssistantMethods;
   readonly runs: RunMethods;
   readonly sessions: SessionMethods;
+  readonly artifacts: ArtifactMethods;
   readonly events: EventMethods;
   readonly interrupts: InterruptMethods;
   readonly effects: EffectMethods;

@@ -18,6 +18,7 @@ import { AuthenticationFailed, type AuthOptions, authenticator } from "./auth.js
 import { auditOf, type ServerContext } from "./context.js";
 import { ApiError, toApiError } from "./errors.js";
 import { allows } from "./grants.js";
+import { artifactRoutes } from "./routes/artifacts.js";
 import { assistantRoutes } from "./routes/assistants.js";
 import { auditRoutes } from "./routes/audit.js";
 import { effectRoutes } from "./routes/effects.js";
@@ -34,7 +35,7 @@ export interface ServerOptions {
   readonly runtime: DurableRuntime;
   /** How requests authenticate (default `tokens`, which needs a store with `capabilities.access`). */
   readonly auth?: AuthOptions;
-  /** The artifact store runs offload large payloads to, for `GET /v1/artifacts/{digest}`. */
+  /** The artifact store runs offload large payloads to: served by `GET /v1/artifacts/{digest}`, checked by readiness. */
   readonly artifacts?: ArtifactStoreV1;
   /** The largest request body in bytes (default 1 MiB); larger is `payload_too_large`. */
   readonly bodyLimit?: number;
@@ -217,6 +218,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   await app.register(eventRoutes(context));
   await app.register(interruptRoutes(context));
   await app.register(effectRoutes(context));
+  await app.register(artifactRoutes(context));
   await app.register(tokenRoutes(context));
   await app.register(auditRoutes(context));
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());

@@ -179,9 +179,16 @@ export const serveCommand: Command = {
       const names = await registerWorkflows(ctx, config, runtime, options);
       const worker = options["no-worker"] ? undefined : runtime.worker({ concurrency });
       await worker?.start();
+      const { filesystemArtifactStore } = await import("@openrath/runtime-durable");
       const app = await createServer({
         runtime,
         host,
+        // The embedded defaults keep artifacts beside the database.
+        ...(config.DATABASE_URL
+          ? {}
+          : {
+              artifacts: filesystemArtifactStore({ root: join(stateDir(ctx, config, options), "artifacts") }),
+            }),
         auth: authOptions(String(auth), config),
         rateLimit: { max: config.OPENRATH_RATE_LIMIT },
         ...(config.OPENRATH_CORS_ORIGINS ? { corsOrigins: config.OPENRATH_CORS_ORIGINS } : {}),
