@@ -17,8 +17,9 @@ import { transcript } from "./testing/journal-agent.js";
 import { killPoints, runKillWorker } from "./testing/journal-kill-points.js";
 import { POSTGRES_URL, postgres } from "./testing/postgres-url.js";
 
-// Short, but a restart under the same worker id takes its run back at once anyway.
-const LEASE_MS = 2000;
+// A restart under the same worker id takes its run back at once, so the lease only has to outlast
+// a loaded machine's stalls: at 2 s, PGlite's workers lost leases mid-call and repeated those calls.
+const LEASE_MS = 10_000;
 const TURNS = TOOL_TURNS + 1;
 
 let server: FakeOpenAIServer;
