@@ -43,9 +43,11 @@ export function serverHarness() {
   });
   return {
     async setup(
-      options: { auth?: AuthOptions; tenantId?: string } & Partial<Omit<ServerOptions, "runtime">> = {},
+      options: { auth?: AuthOptions; tenantId?: string; db?: PGlite } & Partial<
+        Omit<ServerOptions, "runtime">
+      > = {},
     ): Promise<Harness> {
-      const store = await pgliteStore({});
+      const store = await pgliteStore(options.db ? { db: options.db } : {});
       const runtime = createDurableRuntime({
         store,
         ...(options.tenantId ? { tenantId: options.tenantId } : {}),
@@ -55,7 +57,8 @@ export function serverHarness() {
       await runtime.register(approval);
       const worker = runtime.worker({ concurrency: 4 });
       await worker.start();
-      const app = await createServer({ ...options, runtime, auth: options.auth ?? { mode: "local" } });
+      const { db: _db, ...serverOptions } = options;
+      const app = await createServer({ ...serverOptions, runtime, auth: options.auth ?? { mode: "local" } });
       open.push(() => app.close());
       return { runtime, app };
     },
