@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { AccessStoreV1 } from "@openrath/runtime-durable/store";
 import { createLocalJWKSet, createRemoteJWKSet, type JSONWebKeySet, type JWTPayload, jwtVerify } from "jose";
 import { ApiError } from "./errors.js";
+import type { TokenCache } from "./token-cache.js";
 
 /** Who a request acts as, once authenticated: the scope every object it touches is checked against. */
 export interface Principal {
@@ -84,12 +85,19 @@ function bearer(authorization: string | undefined): string {
   return match[1];
 }
 
-function tokenAuthenticator(access: AccessStoreV1, now: () => number): Authenticator {
+function tokenAuthenticator(
+  access: AccessStoreV1,
+  now: () => number,
+  cache: TokenCache | undefined,
+): Authenticator {
+  const find = (hash: string) => access.findToken(hash);
   return async (authorization) => {
     const secret = bearer(authorization);
     if (!secret.startsWith(TOKEN_PREFIX) || secret.length > 200)
       throw new AuthenticationFailed("unknown_token", "The token is not known.");
-    const token = await access.findToken(hashTokenSecret(secret));
+    const hash = hashTokenSecret(secret);
+    // Revocation and expiry are checked on every request, against the cached record too.
+    const token = cache ? await cache.lookup(hash, find) : await find(hash);
     if (!token) throw new AuthenticationFailed("unknown_token", "The token is not known.");
     const actor = `token:${token.id}`;
     if (token.revokedAt !== null)
@@ -143,17 +151,21 @@ function jwtAuthenticator(options: Extract<AuthOptions, { mode: "jwt" }>): Authe
   };
 }
 
-/** The authenticator for `options` (`access` is the store's, for `tokens`). */
+/**
+ * The authenticator for `options` (`access` is the store's, for `tokens`; `cache`, when given,
+ * keeps token lookups for a few seconds).
+ */
 export function authenticator(
   options: AuthOptions,
   access: AccessStoreV1 | undefined,
   now: () => number = Date.now,
+  cache?: TokenCache,
 ): Authenticator {
   switch (options.mode) {
     case "tokens":
       if (!access)
         throw new ApiError(500, "internal", "Token authentication needs a store with `capabilities.access`.");
-      return tokenAuthenticator(access, now);
+      return tokenAuthenticator(access, now, cache);
     case "jwt":
       return jwtAuthenticator(options);
     case "local": {

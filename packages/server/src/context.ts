@@ -10,6 +10,8 @@ import type { FastifyRequest } from "fastify";
 import type { Principal } from "./auth.js";
 import { notFound } from "./errors.js";
 import type { Action } from "./grants.js";
+import type { RunFollowers } from "./run-followers.js";
+import type { TokenCache } from "./token-cache.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -28,6 +30,10 @@ export interface ServerContext {
   /** The store's tokens and audit log, when it has `capabilities.access`. */
   readonly access: AccessStoreV1 | undefined;
   readonly artifacts: ArtifactStoreV1 | undefined;
+  /** Token lookups of the `tokens` authenticator, when cached: the revoke route evicts from it. */
+  readonly tokenCache: TokenCache | undefined;
+  /** The shared follows of runs that SSE streams join. */
+  readonly followers: RunFollowers;
 }
 
 /** The request's principal (routes with an action always have one). */

@@ -28,6 +28,8 @@ import { interruptRoutes } from "./routes/interrupts.js";
 import { runRoutes } from "./routes/runs.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { tokenRoutes } from "./routes/tokens.js";
+import { RunFollowers } from "./run-followers.js";
+import { TOKEN_CACHE_MS, TokenCache } from "./token-cache.js";
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -48,6 +50,12 @@ export interface ServerOptions {
    * `local` mode is refused unless this is a loopback address.
    */
   readonly host?: string;
+  /**
+   * How long, in milliseconds, the `tokens` authenticator reuses a token lookup (default 5000;
+   * 0 reads the store on every request). A revocation through this server takes effect at once;
+   * one made in the store by another process within this time.
+   */
+  readonly tokenCacheMs?: number;
   /** Fastify's logger option (default off; the observability package wires one). */
   readonly logger?: boolean | Record<string, unknown>;
 }
@@ -79,8 +87,16 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       "internal",
       "`local` authentication is for a loopback host only; use tokens or JWTs.",
     );
-  const authenticate = authenticator(auth, access);
-  const context: ServerContext = { runtime, access, artifacts: options.artifacts };
+  const cacheMs = options.tokenCacheMs ?? TOKEN_CACHE_MS;
+  const tokenCache = auth.mode === "tokens" && cacheMs > 0 ? new TokenCache(cacheMs) : undefined;
+  const authenticate = authenticator(auth, access, Date.now, tokenCache);
+  const context: ServerContext = {
+    runtime,
+    access,
+    artifacts: options.artifacts,
+    tokenCache,
+    followers: new RunFollowers(runtime),
+  };
 
   const app = Fastify({
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
@@ -91,7 +107,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       return typeof given === "string" && UUID.test(given) ? given : randomUUID();
     },
     // Path and query strings stay short; ids are short.
-    maxParamLength: 256,
+    routerOptions: { maxParamLength: 256 },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

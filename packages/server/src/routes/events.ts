@@ -34,6 +34,7 @@ export const eventRoutes =
     const streams = new Set<AbortController>();
     app.addHook("preClose", async () => {
       for (const stream of streams) stream.abort(new Error("server closing"));
+      context.followers.close();
     });
 
     app.get(
@@ -92,14 +93,16 @@ export const eventRoutes =
       async (request, reply) => {
         const principal = principalOf(request);
         const { runId } = request.params;
-        await visibleRun(context, principal, runId);
+        const run = await visibleRun(context, principal, runId);
         const after = startAfter(request.headers["last-event-id"], request.query.after);
         const abort = new AbortController();
         streams.add(abort);
-        const events = context.runtime.stream(runId, {
+        // Followers of one run share one follow of the store (see run-followers.ts).
+        const events = context.followers.follow(runId, {
           after,
           tenantId: principal.tenantId,
           parked: request.query.parked === "true",
+          run,
           signal: abort.signal,
         });
         reply.hijack();

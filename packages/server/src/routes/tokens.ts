@@ -122,6 +122,7 @@ export const tokenRoutes =
           auditOf(request, "token", tokenId),
         );
         if (!token) throw notFound("token", tokenId);
+        context.tokenCache?.evict(tokenId);
         return tokenOut(token);
       },
     );

@@ -1,3 +1,4 @@
+import type { PGlite } from "@electric-sql/pglite";
 import type { Session } from "@openrath/core";
 import { createDurableRuntime, type DurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
 import { pgliteStore } from "@openrath/store-postgres";
