@@ -1,23 +1,13 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { packageDir, spawnSyncOpenrath } from "./testing/run-cli.js";
 
-const packageDir = fileURLToPath(new URL("..", import.meta.url));
-
-/** Runs the real `openrath` entry point from source, as `node --import tsx src/bin.ts`. */
-function openrath(args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(
-    process.execPath,
-    ["--conditions=@openrath/source", "--import", "tsx", "src/bin.ts", ...args],
-    { cwd: packageDir, encoding: "utf8", env: { PATH: process.env.PATH ?? "", ...env }, timeout: 60_000 },
-  );
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const openrath = (args: string[], env: Record<string, string> = {}) => spawnSyncOpenrath(args, env);
 
 describe("the openrath binary", () => {
   it("is declared as the package's bin, built from src/bin.ts with a node shebang", () => {
@@ -31,23 +21,23 @@ describe("the openrath binary", () => {
 
   it("exits 0 with the version", () => {
     const run = openrath(["--version"]);
-    expect(run).toMatchObject({ status: 0, stderr: "" });
+    expect(run).toMatchObject({ code: 0, stderr: "" });
     expect(run.stdout).toMatch(/^openrath \d+\.\d+\.\d+\n$/);
   });
 
   it("exits 2 with one line for an unknown command or option", () => {
     const command = openrath(["frobnicate"]);
-    expect(command.status).toBe(2);
+    expect(command.code).toBe(2);
     expect(command.stdout).toBe("");
     expect(command.stderr).toMatch(/^openrath: unknown command: "frobnicate"; .*\n$/);
     const option = openrath(["sessions", "list", "--colour"]);
-    expect(option.status).toBe(2);
+    expect(option.code).toBe(2);
     expect(option.stderr).toMatch(/^openrath: unknown option --colour for openrath sessions list; .*\n$/);
   });
 
   it("exits 1 with one line naming the error code when the work fails", () => {
     const run = openrath(["replay", "/nonexistent/recording"]);
-    expect(run.status).toBe(1);
+    expect(run.code).toBe(1);
     expect(run.stderr.trimEnd().split("\n").at(-1)).toBe(
       "openrath: No such file or directory: /nonexistent/recording [not_found]",
     );

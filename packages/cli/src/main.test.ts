@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { lineageGraph } from "@openrath/core";
 import { readSessionLogs } from "@openrath/core/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliIO, main } from "./main.js";
+import type { CliIO } from "./main.js";
+import { runMain } from "./testing/run-cli.js";
 
 interface Run {
   readonly code: number;
@@ -16,18 +17,7 @@ interface Run {
 }
 
 /** Runs the CLI with captured, non-terminal streams and no API key in the environment. */
-async function cli(argv: string[], io: Partial<CliIO> = {}): Promise<Run> {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: { write: (s: string) => (stderr += s) },
-    env: { PATH: process.env.PATH },
-    cwd: dir,
-    ...io,
-  });
-  return { code, stdout, stderr };
-}
+const cli = (argv: string[], io: Partial<CliIO> = {}): Promise<Run> => runMain(argv, { cwd: dir, ...io });
 
 let dir: string;
 let demo: Run;

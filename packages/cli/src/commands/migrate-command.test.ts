@@ -1,11 +1,9 @@
-import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import { serviceAvailable } from "@openrath/testing";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
+import { spawnSyncOpenrath } from "../testing/run-cli.js";
 
-const packageDir = fileURLToPath(new URL("../..", import.meta.url));
 const POSTGRES_URL = process.env.OPENRATH_TEST_POSTGRES_URL;
 const postgres = await serviceAvailable("postgres", async () => {
   if (!POSTGRES_URL)
@@ -17,19 +15,8 @@ const postgres = await serviceAvailable("postgres", async () => {
 });
 const schema = `cli_migrate_${randomUUID().slice(0, 8)}`;
 
-function openrath(args: string[]) {
-  const result = spawnSync(
-    process.execPath,
-    ["--conditions=@openrath/source", "--import", "tsx", "src/bin.ts", ...args],
-    {
-      cwd: packageDir,
-      encoding: "utf8",
-      env: { PATH: process.env.PATH ?? "", DATABASE_URL: POSTGRES_URL ?? "", OPENRATH_DB_SCHEMA: schema },
-      timeout: 60_000,
-    },
-  );
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const openrath = (args: string[]) =>
+  spawnSyncOpenrath(args, { DATABASE_URL: POSTGRES_URL ?? "", OPENRATH_DB_SCHEMA: schema });
 
 afterAll(async () => {
   if (!postgres.available) return;

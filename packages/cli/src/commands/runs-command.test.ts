@@ -2,21 +2,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { main } from "../main.js";
+import { runMain } from "../testing/run-cli.js";
 
 let dir: string;
 
-async function cli(argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: { write: (s: string) => (stderr += s) },
-    env: { PATH: process.env.PATH },
-    cwd: dir,
-  });
-  return { code, stdout, stderr };
-}
+const cli = (argv: string[]) => runMain(argv, { cwd: dir });
 
 let runId: string;
 

@@ -1,11 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { spawnOpenrath, startOpenrath } from "../testing/run-cli.js";
 
-const packageDir = fileURLToPath(new URL("../..", import.meta.url));
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
 
@@ -14,48 +13,14 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Starts `openrath <args>` from source and resolves once it prints the line matching `ready`. */
+/** Starts `openrath <args>`; killed after the test. */
 function start(args: string[], ready: RegExp) {
-  const child = spawn(
-    process.execPath,
-    ["--conditions=@openrath/source", "--import", "tsx", "src/bin.ts", ...args],
-    {
-      cwd: packageDir,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  children.push(child);
-  let stderr = "";
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  const matched = new Promise<RegExpExecArray>((resolve, reject) => {
-    child.stderr?.on("data", (data: Buffer) => {
-      stderr += data.toString();
-      const match = ready.exec(stderr);
-      if (match) resolve(match);
-    });
-    exited.then((code) => reject(new Error(`exited ${code} before it was ready:\n${stderr}`)));
-  });
-  return { child, matched, exited, stderr: () => stderr };
+  const running = startOpenrath(args, ready);
+  children.push(running.child);
+  return running;
 }
 
-/** Runs `openrath <args>` from source to its end. */
-function spawnCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(
-    process.execPath,
-    ["--conditions=@openrath/source", "--import", "tsx", "src/bin.ts", ...args],
-    {
-      cwd: packageDir,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (data: Buffer) => (stdout += data.toString()));
-  child.stderr?.on("data", (data: Buffer) => (stderr += data.toString()));
-  return new Promise((resolve) => child.on("exit", (code) => resolve({ code, stdout, stderr })));
-}
+const spawnCli = (args: string[]) => spawnOpenrath(args);
 
 function tempState(): string {
   const dir = mkdtempSync(join(tmpdir(), "openrath-serve-"));

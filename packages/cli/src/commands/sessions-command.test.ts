@@ -5,24 +5,13 @@ import { join } from "node:path";
 import { Session } from "@openrath/core";
 import { SessionLogWriter, writeSessionLog } from "@openrath/core/node";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { main } from "../main.js";
+import { runMain } from "../testing/run-cli.js";
 
 const DAY = 86_400_000;
 let dir: string;
 let writers: SessionLogWriter[];
 
-async function cli(argv: string[], now = Date.now()) {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(argv, {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: { write: (s: string) => (stderr += s) },
-    env: {},
-    cwd: dir,
-    now: () => now,
-  });
-  return { code, stdout, stderr };
-}
+const cli = (argv: string[], now = Date.now()) => runMain(argv, { env: {}, cwd: dir, now: () => now });
 
 /** Writes a closed log and sets its header's created_at to `daysAgo` days before now. */
 async function closedLog(text: string, daysAgo: number): Promise<string> {
