@@ -208,7 +208,8 @@ export class RunFollowers {
   async *follow(runId: string, options: JoinOptions): AsyncGenerator<FollowedEvent> {
     const ends = (status: RunStatus | undefined) =>
       status !== undefined &&
-      (isTerminal(status) || (options.parked === true && (status === "waiting" || status === "needs_review")));
+      (isTerminal(status) ||
+        (options.parked === true && (status === "waiting" || status === "needs_review")));
     const endAt = options.run && ends(options.run.status) ? options.run.eventSeq : Number.POSITIVE_INFINITY;
     let cursor = options.after;
     if (cursor >= endAt) return;
@@ -217,22 +218,16 @@ export class RunFollowers {
     const follower = new Follower(cursor, this.queueSize, options.signal);
     options.signal?.addEventListener("abort", follower.poke);
     try {
+      // Caught up from the store first, so a follow it starts pushes no backlog into its queue.
+      let caughtUp = false;
+      let empty = false;
       for (;;) {
         tail = this.tails.get(key);
-        if (!tail) {
-          const fresh = new SharedTail(cursor, this.bufferSize, () => {
-            if (this.tails.get(key) === fresh) this.tails.delete(key);
-          });
-          this.tails.set(key, fresh);
-          fresh.run(this.source, runId, options.tenantId);
-          tail = fresh;
-        }
-        if (tail.admit(follower, cursor)) break;
-        tail = undefined;
-        // Behind the shared buffer: this follower's gap comes from the store.
-        const events = await this.source.store.readEvents(runId, { after: cursor, limit: PAGE });
-        if (events.length === 0) {
+        if (!tail && caughtUp) tail = this.startTail(key, runId, options.tenantId, cursor);
+        if (tail?.admit(follower, cursor)) break;
+        if (tail && empty) {
           // The shared follow started past the run's last event (a cursor from the future): follow alone.
+          tail = undefined;
           const { tenantId, parked, signal } = options;
           for await (const event of this.source.stream(runId, { after: cursor, tenantId, parked, signal })) {
             yield event;
@@ -240,6 +235,11 @@ export class RunFollowers {
           }
           return;
         }
+        tail = undefined;
+        // Behind the shared buffer, or no follow yet: this follower's gap comes from the store.
+        const events = await this.source.store.readEvents(runId, { after: cursor, limit: PAGE });
+        caughtUp = events.length < PAGE;
+        empty = events.length === 0;
         for (const event of events) {
           if (event.seq <= cursor) continue;
           cursor = event.seq;
@@ -258,6 +258,15 @@ export class RunFollowers {
       options.signal?.removeEventListener("abort", follower.poke);
       tail?.leave(follower);
     }
+  }
+
+  private startTail(key: string, runId: string, tenantId: string, after: number): SharedTail {
+    const tail = new SharedTail(after, this.bufferSize, () => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    this.tails.set(key, tail);
+    tail.run(this.source, runId, tenantId);
+    return tail;
   }
 
   /** Ends every follow and its followers (the server is closing). */

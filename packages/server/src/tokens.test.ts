@@ -211,3 +211,55 @@ describe("bearer tokens kept in the store", () => {
     }
   });
 });
+
+describe("the token cache", () => {
+  it("reads the store once per token within the TTL; a revocation through the API is 401 at once, one made in the store within the TTL", async () => {
+    const { app, runtime } = await harness.setup({ auth: { mode: "tokens" }, tokenCacheMs: 1000 });
+    const access = runtime.store.access as AccessStoreV1;
+    const findToken = access.findToken.bind(access);
+    let finds = 0;
+    access.findToken = (hash) => {
+      finds++;
+      return findToken(hash);
+    };
+    const admin = await mint(access, { grants: ["*"] });
+    const reader = await mint(access, { grants: ["run.read"] });
+    const status = async (secret: string) =>
+      (await app.inject({ method: "GET", url: "/v1/runs", headers: bearer(secret) })).statusCode;
+    for (let i = 0; i < 5; i++) expect(await status(reader)).toBe(200);
+    expect(finds).toBe(1);
+    // Newest first: the reader was made last.
+    const tokens = (await access.listTokens("default")).map((token) => token.id);
+    const [readerId, adminId] = tokens as [string, string];
+    expect(await status(admin)).toBe(200);
+    const revoked = await app.inject({
+      method: "DELETE",
+      url: `/v1/tokens/${readerId}`,
+      headers: bearer(admin),
+    });
+    expect(revoked.statusCode).toBe(200);
+    expect(await status(reader)).toBe(401);
+    // Revoked elsewhere (`openrath tokens revoke` on another process): seen once the entry expires.
+    await access.revokeToken("default", adminId);
+    const started = Date.now();
+    while ((await status(admin)) === 200) {
+      expect(Date.now() - started).toBeLessThan(1000 + 500);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await status(admin)).toBe(401);
+  });
+
+  it("reads the store on every request with tokenCacheMs 0", async () => {
+    const { app, runtime } = await harness.setup({ auth: { mode: "tokens" }, tokenCacheMs: 0 });
+    const access = runtime.store.access as AccessStoreV1;
+    const findToken = access.findToken.bind(access);
+    let finds = 0;
+    access.findToken = (hash) => {
+      finds++;
+      return findToken(hash);
+    };
+    const reader = await mint(access, { grants: ["run.read"] });
+    for (let i = 0; i < 3; i++) await app.inject({ method: "GET", url: "/v1/runs", headers: bearer(reader) });
+    expect(finds).toBe(3);
+  });
+});
