@@ -71,4 +71,51 @@ describe("sessions over HTTP", () => {
     });
     expect(both.json().error.code).toBe("invalid_request");
   });
+
+  it("continues a session with its next message; a busy session rejects it, or with ifBusy=interrupt cancels the active run first", async () => {
+    const { app, runtime } = await harness.setup();
+    const first = (
+      await app.inject({ method: "POST", url: "/v1/runs", payload: { assistant: "echo", input: "one" } })
+    ).json();
+    await runtime.wait(first.id);
+    const next = await app.inject({
+      method: "POST",
+      url: "/v1/runs",
+      payload: { assistant: "approval", sessionId: first.sessionId, input: "two" },
+    });
+    expect(next.statusCode).toBe(201);
+    expect(next.json().sessionId).toBe(first.sessionId);
+    await runtime.wait(next.json().id, { onPark: "return" });
+    const busy = await app.inject({
+      method: "POST",
+      url: "/v1/runs",
+      payload: { assistant: "echo", sessionId: first.sessionId, input: "three" },
+    });
+    expect(busy.statusCode).toBe(409);
+    expect(busy.json().error.code).toBe("session_busy");
+    const interrupting = await app.inject({
+      method: "POST",
+      url: "/v1/runs",
+      payload: { assistant: "echo", sessionId: first.sessionId, input: "three", ifBusy: "interrupt" },
+    });
+    expect(interrupting.statusCode).toBe(201);
+    expect((await runtime.get(next.json().id))?.status).toBe("cancelled");
+    await runtime.wait(interrupting.json().id);
+    const session = (
+      await app.inject({ method: "GET", url: `/v1/runs/${interrupting.json().id}/session` })
+    ).json();
+    expect(session.chunks.map((c: { content: string }) => c.content)).toEqual([
+      "one",
+      "echo: one",
+      "two",
+      "three",
+      "echo: three",
+    ]);
+    const unknown = await app.inject({
+      method: "POST",
+      url: "/v1/runs",
+      payload: { assistant: "echo", sessionId: "nope", input: "x" },
+    });
+    expect(unknown.statusCode).toBe(404);
+  });
 });

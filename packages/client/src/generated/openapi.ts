@@ -2177,6 +2177,14 @@ export interface components {
                 runId: string;
                 sequence?: number;
             }[];
+            /** @description Continue this session (its newest checkpoint): `input` is appended as the next user message. */
+            sessionId?: string;
+            /**
+             * @description When the session already has an active run: `reject` (409 `session_busy`) or `interrupt` (cancel it, then start this one; needs `run.cancel`).
+             * @default reject
+             * @enum {string}
+             */
+            ifBusy: "reject" | "interrupt";
             priority?: number;
             metadata?: {
                 [key: string]: unknown;
@@ -2391,6 +2399,14 @@ export interface components {
                 runId: string;
                 sequence?: number;
             }[];
+            /** @description Continue this session (its newest checkpoint): `input` is appended as the next user message. */
+            sessionId?: string;
+            /**
+             * @description When the session already has an active run: `reject` (409 `session_busy`) or `interrupt` (cancel it, then start this one; needs `run.cancel`).
+             * @default reject
+             * @enum {string}
+             */
+            ifBusy: "reject" | "interrupt";
             priority?: number;
             metadata?: {
                 [key: string]: unknown;

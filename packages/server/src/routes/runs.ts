@@ -1,53 +1,14 @@
-import { Session } from "@openrath/core";
-import type { RunStatus as RunStatusName } from "@openrath/runtime-durable";
+import { OpenRathError } from "@openrath/core";
+import { ACTIVE_STATUSES, type RunStatus as RunStatusName } from "@openrath/runtime-durable";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { auditOf, principalOf, type ServerContext, visibleRun } from "../context.js";
 import { ApiError, ErrorEnvelope } from "../errors.js";
+import { allows } from "../grants.js";
 import { limit, page, Run, RunStatus, runOut } from "../schemas.js";
+import { CreateRun, startingSession } from "./run-input.js";
 
 const RunId = z.object({ runId: z.string().min(1).max(128) });
-
-const CreateRun = z
-  .object({
-    assistant: z
-      .string()
-      .min(1)
-      .max(200)
-      .describe("The workflow's name (its deployed revision) or a plan hash."),
-    input: z.string().max(1_000_000).optional().describe("A user message to start from (or to append)."),
-    session: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .describe("A whole session as `Session.toJSON()` writes it, instead of `input`."),
-    from: z
-      .object({
-        runId: z.string().min(1).max(128),
-        sequence: z
-          .number()
-          .int()
-          .min(0)
-          .optional()
-          .describe("A checkpoint of that run (default its latest)."),
-      })
-      .optional()
-      .describe(
-        "Fork the session of another run's checkpoint (time travel): `input`, if given, is appended.",
-      ),
-    merge: z
-      .array(z.object({ runId: z.string().min(1).max(128), sequence: z.number().int().min(0).optional() }))
-      .min(2)
-      .max(16)
-      .optional()
-      .describe(
-        "Merge the sessions of these runs' checkpoints (the shared prefix once, then each side): `input`, if given, is appended.",
-      ),
-    priority: z.number().int().min(-100).max(100).optional(),
-    metadata: z.record(z.string(), z.unknown()).optional(),
-    deadline: z.iso.datetime({ offset: true }).optional(),
-  })
-  .strict()
-  .meta({ id: "CreateRun" });
 
 const ListRuns = z.object({
   status: z
@@ -99,55 +60,60 @@ export const runRoutes =
       async (request, reply) => {
         const principal = principalOf(request);
         const body = request.body;
-        let session: Session;
-        const sources = [body.from, body.session, body.merge].filter((given) => given !== undefined);
-        if (sources.length > 1)
-          throw new ApiError(400, "invalid_request", "Give one of `from`, `merge` and `session`.");
-        const checkpoint = async ({ runId, sequence }: { runId: string; sequence?: number | undefined }) => {
-          await visibleRun(context, principal, runId);
-          return runtime.session(runId, sequence, { tenantId: principal.tenantId });
-        };
-        if (body.from || body.merge) {
-          if (body.from) {
-            session = (await checkpoint(body.from)).fork();
-          } else {
-            const [first, ...rest] = await Promise.all((body.merge ?? []).map(checkpoint));
-            session = rest.reduce((merged, next) => merged.merge(next), first as Session);
-          }
-          if (body.input !== undefined) session = session.append({ kind: "user", content: body.input });
-        } else if (body.session) {
-          if (body.input !== undefined)
-            throw new ApiError(400, "invalid_request", "Give `session` or `input`, not both.");
-          try {
-            session = Session.fromJSON(body.session as never);
-          } catch (error) {
-            throw new ApiError(
-              400,
-              "invalid_request",
-              `The session does not load: ${(error as Error).message}`,
-            );
-          }
-        } else if (body.input !== undefined) {
-          session = Session.fromUserMessage(body.input);
-        } else {
-          throw new ApiError(400, "invalid_request", "Give `input`, `session` or `from`.");
-        }
+        const session = await startingSession(context, principal, body);
         const idempotencyKey = request.headers["idempotency-key"];
-        const run = await runtime.submit(body.assistant, session, {
-          tenantId: principal.tenantId,
-          ...(principal.projectId !== null ? { projectId: principal.projectId } : {}),
-          ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
-          ...(body.priority !== undefined ? { priority: body.priority } : {}),
-          ...(body.metadata !== undefined ? { metadata: body.metadata as never } : {}),
-          ...(body.deadline !== undefined ? { deadline: Date.parse(body.deadline) } : {}),
-          audit: auditOf(request, "run", null, "allowed", {
-            attributes: {
-              assistant: body.assistant,
-              ...(body.from ? { from: body.from.runId } : {}),
-              ...(body.merge ? { merge: body.merge.map((source) => source.runId) } : {}),
-            },
-          }),
-        });
+        const submit = () =>
+          runtime.submit(body.assistant, session, {
+            tenantId: principal.tenantId,
+            ...(principal.projectId !== null ? { projectId: principal.projectId } : {}),
+            ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+            ...(body.priority !== undefined ? { priority: body.priority } : {}),
+            ...(body.metadata !== undefined ? { metadata: body.metadata as never } : {}),
+            ...(body.deadline !== undefined ? { deadline: Date.parse(body.deadline) } : {}),
+            audit: auditOf(request, "run", null, "allowed", {
+              attributes: {
+                assistant: body.assistant,
+                ...(body.from ? { from: body.from.runId } : {}),
+                ...(body.merge ? { merge: body.merge.map((source) => source.runId) } : {}),
+                ...(body.sessionId ? { sessionId: body.sessionId } : {}),
+              },
+            }),
+          });
+        let run: Awaited<ReturnType<typeof submit>>;
+        try {
+          run = await submit();
+        } catch (error) {
+          if (body.ifBusy !== "interrupt" || !OpenRathError.isInstance(error, "session_busy")) throw error;
+          if (!allows(principal.grants, "run.cancel"))
+            throw new ApiError(
+              403,
+              "forbidden",
+              'Interrupting the active run needs the grant "run.cancel".',
+              {
+                action: "run.cancel",
+              },
+            );
+          // The session's active run gives way to the new message: cancel it, then submit once more.
+          const active = await runtime.listRuns({
+            tenantId: principal.tenantId,
+            sessionId: session.id,
+            status: [...ACTIVE_STATUSES],
+            limit: 10,
+          });
+          for (const other of active) {
+            await visibleRun(context, principal, other.id);
+            await runtime
+              .cancel(other.id, "interrupted by a new message to its session", {
+                tenantId: principal.tenantId,
+                audit: { ...auditOf(request, "run", other.id), action: "run.cancel" },
+              })
+              .catch((cancelError: unknown) => {
+                // It ended on its own meanwhile: the slot is free either way.
+                if (!OpenRathError.isInstance(cancelError, "invalid_transition")) throw cancelError;
+              });
+          }
+          run = await submit();
+        }
         reply.status(201);
         return runOut(run);
       },
