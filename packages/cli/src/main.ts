@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { OpenRathError } from "@openrath/core";
+import { completionCommand } from "./commands/completion-command.js";
 import { demoCommand } from "./commands/demo-command.js";
 import { effectsCommand } from "./commands/effects-command.js";
 import { interruptsCommand } from "./commands/interrupts-command.js";
@@ -41,6 +42,7 @@ export interface CliIO {
 }
 
 const COMMANDS: readonly (Command | CommandGroup)[] = [
+  completionCommand(() => COMMANDS),
   demoCommand,
   effectsCommand,
   interruptsCommand,
