@@ -18,12 +18,19 @@ function startAfter(lastEventId: string | undefined, after: number | undefined):
   return Number(lastEventId);
 }
 
+/** Frames by event: the followers of a run get the same event objects, so each is encoded once. */
+const frames = new WeakMap<FollowedEvent, string>();
+
 /** One SSE frame. Stored events carry their sequence as `id`; live ones (token deltas) carry none. */
 export function sseFrame(event: FollowedEvent): string {
-  if ("live" in event) {
-    return `event: live\ndata: ${JSON.stringify({ type: event.type, data: event.data, after: event.after })}\n\n`;
-  }
-  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(eventOut(event))}\n\n`;
+  let frame = frames.get(event);
+  if (frame !== undefined) return frame;
+  frame =
+    "live" in event
+      ? `event: live\ndata: ${JSON.stringify({ type: event.type, data: event.data, after: event.after })}\n\n`
+      : `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(eventOut(event))}\n\n`;
+  frames.set(event, frame);
+  return frame;
 }
 
 /** A run's events: a page at a time, or as server-sent events that a client resumes with `Last-Event-ID`. */
