@@ -1,3 +1,4 @@
+import { newId } from "@openrath/core/backend";
 import {
   DurableError,
   type RunRecord,
@@ -18,7 +19,6 @@ import {
 } from "./chunk-rows.js";
 import { grouped, RUN_COLUMN_NAMES, RUN_COLUMNS, type StoreContext, tables, toRun } from "./context.js";
 import { clockToken } from "./fencing.js";
-import { newRunId } from "./ids.js";
 
 /**
  * One submission: its input, the session ids whose heads forbid it (`submitIfNew`), the worker it
@@ -88,7 +88,7 @@ function submitCtes(c: StoreContext, { input, unlessHeads, claim }: SubmitItem, 
         fingerprint, next_step, deadline, metadata, not_before, queued_at, event_seq, checkpoint_seq, checkpoint_id${
           project === null ? sql`` : sql`, project_id`
         }${claim ? sql`, version, fencing_token, lease_holder, lease_expires_at` : sql``})
-      select ${newRunId()}, ${input.tenantId}, ${cp.sessionId}, p.hash, p.name, ${started(sql`'running'`, sql`'queued'`)}, ${input.priority ?? 0},
+      select ${newId()}, ${input.tenantId}, ${cp.sessionId}, p.hash, p.name, ${started(sql`'running'`, sql`'queued'`)}, ${input.priority ?? 0},
         ${input.idempotencyKey ?? null}, ${input.fingerprint}, ${input.checkpoint.nextStep}, ${deadline}, ${metadata},
         coalesce(${notBefore}::timestamptz, now()), now(), ${started(sql`2`, sql`1`)}, 0, k.id${project === null ? sql`` : sql`, ${project}`}${
           claim
