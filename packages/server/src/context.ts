@@ -76,3 +76,19 @@ export async function visibleRun(
     throw notFound("run", runId, "run_not_found");
   return run;
 }
+
+/** `record` (an interrupt, an effect) when the principal may see its run; else `<what>_not_found`. */
+export async function visibleByRun<T extends { readonly runId: string }>(
+  context: ServerContext,
+  principal: Principal,
+  record: T | undefined,
+  what: "interrupt" | "effect",
+  id: string,
+): Promise<T> {
+  const missing = () => notFound(what, id, `${what}_not_found`);
+  if (!record) throw missing();
+  await visibleRun(context, principal, record.runId).catch(() => {
+    throw missing();
+  });
+  return record;
+}

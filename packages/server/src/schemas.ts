@@ -216,3 +216,12 @@ export const page = <T extends z.ZodType>(item: T) =>
 /** A list's `limit` query parameter. */
 export const limit = (max: number, fallback: number) =>
   z.coerce.number().int().min(1).max(max).default(fallback).describe(`1..${max}, default ${fallback}.`);
+
+/** The query of an inbox listing (interrupts, effects): a status, a run, a cursor, a page size. */
+export const inboxQuery = <S extends readonly [string, ...string[]]>(statuses: S, fallback: S[number]) =>
+  z.object({
+    status: z.enum(statuses).default(fallback as never),
+    runId: z.string().max(128).optional(),
+    cursor: z.string().max(512).optional(),
+    limit: limit(200, 50),
+  });

@@ -119,5 +119,5 @@ describe("tenant isolation under random requests", () => {
       }),
       { numRuns: 25 },
     );
-  });
+  }, 180_000);
 });

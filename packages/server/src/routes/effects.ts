@@ -1,9 +1,9 @@
 import type { EffectResolutionInput } from "@openrath/runtime-durable";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { auditOf, principalOf, type ServerContext, visibleRun } from "../context.js";
-import { ErrorEnvelope, notFound } from "../errors.js";
-import { Effect, effectOut, limit, page, Run, runOut } from "../schemas.js";
+import { auditOf, principalOf, type ServerContext, visibleByRun } from "../context.js";
+import { ErrorEnvelope } from "../errors.js";
+import { Effect, effectOut, inboxQuery, page, Run, runOut } from "../schemas.js";
 
 const EffectId = z.object({ effectId: z.string().min(1).max(128) });
 const errors = {
@@ -34,12 +34,8 @@ export const effectRoutes =
 
     const visible = async (request: Parameters<typeof principalOf>[0], effectId: string) => {
       const principal = principalOf(request);
-      const effect = await runtime.effects.get(effectId, { tenantId: principal.tenantId });
-      if (!effect) throw notFound("effect", effectId, "effect_not_found");
-      await visibleRun(context, principal, effect.runId).catch(() => {
-        throw notFound("effect", effectId, "effect_not_found");
-      });
-      return effect;
+      const record = await runtime.effects.get(effectId, { tenantId: principal.tenantId });
+      return visibleByRun(context, principal, record, "effect", effectId);
     };
 
     app.get(
@@ -49,12 +45,7 @@ export const effectRoutes =
         schema: {
           tags: ["effects"],
           summary: "Effects (default: those under review)",
-          querystring: z.object({
-            status: z.enum(STATUSES).default("needs_review"),
-            runId: z.string().max(128).optional(),
-            cursor: z.string().max(512).optional(),
-            limit: limit(200, 50),
-          }),
+          querystring: inboxQuery(STATUSES, "needs_review"),
           response: { 200: page(Effect), ...errors },
         },
       },

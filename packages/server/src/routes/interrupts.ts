@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { auditOf, principalOf, type ServerContext, visibleRun } from "../context.js";
-import { ErrorEnvelope, notFound } from "../errors.js";
-import { Interrupt, interruptOut, limit, page, Run, runOut } from "../schemas.js";
+import { auditOf, principalOf, type ServerContext, visibleByRun } from "../context.js";
+import { ErrorEnvelope } from "../errors.js";
+import { Interrupt, inboxQuery, interruptOut, page, Run, runOut } from "../schemas.js";
 
 const InterruptId = z.object({ interruptId: z.string().min(1).max(128) });
 const errors = {
@@ -31,15 +31,10 @@ export const interruptRoutes =
   async (app) => {
     const { runtime } = context;
 
-    /** The interrupt, when its run is visible to the principal. */
     const visible = async (request: Parameters<typeof principalOf>[0], interruptId: string) => {
       const principal = principalOf(request);
-      const interrupt = await runtime.interrupts.get(interruptId, { tenantId: principal.tenantId });
-      if (!interrupt) throw notFound("interrupt", interruptId, "interrupt_not_found");
-      await visibleRun(context, principal, interrupt.runId).catch(() => {
-        throw notFound("interrupt", interruptId, "interrupt_not_found");
-      });
-      return interrupt;
+      const record = await runtime.interrupts.get(interruptId, { tenantId: principal.tenantId });
+      return visibleByRun(context, principal, record, "interrupt", interruptId);
     };
 
     app.get(
@@ -49,12 +44,7 @@ export const interruptRoutes =
         schema: {
           tags: ["interrupts"],
           summary: "The interrupt inbox",
-          querystring: z.object({
-            status: z.enum(["pending", "decided", "expired", "all"]).default("pending"),
-            runId: z.string().max(128).optional(),
-            cursor: z.string().max(512).optional(),
-            limit: limit(200, 50),
-          }),
+          querystring: inboxQuery(["pending", "decided", "expired", "all"] as const, "pending"),
           response: { 200: page(Interrupt), ...errors },
         },
       },
