@@ -1,3 +1,4 @@
+import type { AccessStoreV1 } from "../contract/access.js";
 import type { DeploymentsV1 } from "../contract/deployments.js";
 import type { ClaimOnSubmitV1, GroupCommitV1, NewSessionSubmitV1 } from "../contract/fast-paths.js";
 import type { JournalStoreV1 } from "../contract/journal-store.js";
@@ -37,9 +38,11 @@ export class StoreDelegate implements RunStoreV1 {
   declare readonly claimOnSubmit?: ClaimOnSubmitV1;
   declare readonly deployments?: DeploymentsV1;
   declare readonly journal?: JournalStoreV1;
+  declare readonly access?: AccessStoreV1;
 
   constructor(protected readonly inner: RunStoreV1) {
-    const { referencedArtifacts, groupCommit, newSessionSubmit, claimOnSubmit, deployments, journal } = inner;
+    const { referencedArtifacts, groupCommit, newSessionSubmit, claimOnSubmit, deployments, journal, access } =
+      inner;
     if (referencedArtifacts)
       this.referencedArtifacts = (tenantId) => referencedArtifacts.call(inner, tenantId);
     if (groupCommit) this.groupCommit = groupCommit;
@@ -47,6 +50,7 @@ export class StoreDelegate implements RunStoreV1 {
     if (claimOnSubmit) this.claimOnSubmit = claimOnSubmit;
     if (deployments) this.deployments = deployments;
     if (journal) this.journal = journal;
+    if (access) this.access = access;
   }
 
   get name(): string {

@@ -104,6 +104,18 @@ describe("publishCommits: a submission's signals", () => {
     });
   }
 
+  it("keep the store's feature members: the journal, deployments and access pass through as they are", () => {
+    const { signals } = recorder();
+    const journal = {} as NonNullable<RunStoreV1["journal"]>;
+    const deployments = {} as NonNullable<RunStoreV1["deployments"]>;
+    const access = {} as NonNullable<RunStoreV1["access"]>;
+    const store = { journal, deployments, access } as unknown as RunStoreV1;
+    const published = publishCommits(store, signals);
+    expect(published.journal).toBe(journal);
+    expect(published.deployments).toBe(deployments);
+    expect(published.access).toBe(access);
+  });
+
   it("leave out a fast path the store does not have", () => {
     const { signals } = recorder();
     const plain = { submit: async () => ({ run, created: true }) } as unknown as RunStoreV1;
