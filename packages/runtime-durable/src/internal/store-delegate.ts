@@ -41,8 +41,15 @@ export class StoreDelegate implements RunStoreV1 {
   declare readonly access?: AccessStoreV1;
 
   constructor(protected readonly inner: RunStoreV1) {
-    const { referencedArtifacts, groupCommit, newSessionSubmit, claimOnSubmit, deployments, journal, access } =
-      inner;
+    const {
+      referencedArtifacts,
+      groupCommit,
+      newSessionSubmit,
+      claimOnSubmit,
+      deployments,
+      journal,
+      access,
+    } = inner;
     if (referencedArtifacts)
       this.referencedArtifacts = (tenantId) => referencedArtifacts.call(inner, tenantId);
     if (groupCommit) this.groupCommit = groupCommit;
