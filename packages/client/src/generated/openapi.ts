@@ -2181,10 +2181,9 @@ export interface components {
             sessionId?: string;
             /**
              * @description When the session already has an active run: `reject` (409 `session_busy`) or `interrupt` (cancel it, then start this one; needs `run.cancel`).
-             * @default reject
              * @enum {string}
              */
-            ifBusy: "reject" | "interrupt";
+            ifBusy?: "reject" | "interrupt";
             priority?: number;
             metadata?: {
                 [key: string]: unknown;
@@ -2403,10 +2402,9 @@ export interface components {
             sessionId?: string;
             /**
              * @description When the session already has an active run: `reject` (409 `session_busy`) or `interrupt` (cancel it, then start this one; needs `run.cancel`).
-             * @default reject
              * @enum {string}
              */
-            ifBusy: "reject" | "interrupt";
+            ifBusy?: "reject" | "interrupt";
             priority?: number;
             metadata?: {
                 [key: string]: unknown;

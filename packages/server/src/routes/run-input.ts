@@ -50,7 +50,7 @@ export const CreateRun = z
       ),
     ifBusy: z
       .enum(["reject", "interrupt"])
-      .default("reject")
+      .optional()
       .describe(
         "When the session already has an active run: `reject` (409 `session_busy`) or `interrupt` (cancel it, then start this one; needs `run.cancel`).",
       ),
