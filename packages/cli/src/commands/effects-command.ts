@@ -1,6 +1,6 @@
 import { UsageError } from "../internal/args.js";
 import type { Command, CommandGroup } from "../internal/command.js";
-import { jsonOption } from "./interrupts-command.js";
+import { jsonOption, printPage } from "./interrupts-command.js";
 import { intOption, JSON_OPTION, SOURCE_OPTIONS, withSource } from "./runs-command.js";
 
 const listCommand: Command = {
@@ -30,17 +30,14 @@ const listCommand: Command = {
         ...(typeof options.cursor === "string" ? { cursor: options.cursor } : {}),
       }),
     );
-    if (options.json) {
-      for (const item of page.items) ctx.stdout.write(`${JSON.stringify(item)}\n`);
-    } else if (page.items.length === 0) {
-      ctx.stdout.write("No effects.\n");
-    } else {
-      for (const item of page.items)
-        ctx.stdout.write(
-          `${item.id}  ${item.status.padEnd(12)}  ${item.tool}  run ${item.runId}  ${JSON.stringify(item.arguments)}\n`,
-        );
-    }
-    if (page.next) ctx.stderr.write(`More: --cursor ${page.next}\n`);
+    printPage(
+      ctx,
+      page,
+      options.json === true,
+      "No effects.",
+      (item) =>
+        `${item.id}  ${item.status.padEnd(12)}  ${item.tool}  run ${item.runId}  ${JSON.stringify(item.arguments)}`,
+    );
     return 0;
   },
 };

@@ -1,6 +1,7 @@
 import type { JsonValue } from "@openrath/core";
 import { UsageError } from "../internal/args.js";
-import type { Command, CommandGroup } from "../internal/command.js";
+import type { Command, CommandContext, CommandGroup } from "../internal/command.js";
+import type { Listed } from "./operator-source.js";
 import { intOption, JSON_OPTION, SOURCE_OPTIONS, withSource } from "./runs-command.js";
 
 /** A JSON option's value, parsed. */
@@ -11,6 +12,20 @@ export function jsonOption(value: string | true | undefined, name: string): Json
   } catch {
     throw new UsageError(`--${name} must be JSON`);
   }
+}
+
+/** Prints a page of an inbox: JSON lines, or one row per item, and the next page's cursor. */
+export function printPage<T>(
+  ctx: CommandContext,
+  page: Listed<T>,
+  json: boolean,
+  empty: string,
+  row: (item: T) => string,
+): void {
+  if (json) for (const item of page.items) ctx.stdout.write(`${JSON.stringify(item)}\n`);
+  else if (page.items.length === 0) ctx.stdout.write(`${empty}\n`);
+  else for (const item of page.items) ctx.stdout.write(`${row(item)}\n`);
+  if (page.next) ctx.stderr.write(`More: --cursor ${page.next}\n`);
 }
 
 const listCommand: Command = {
@@ -40,17 +55,14 @@ const listCommand: Command = {
         ...(typeof options.cursor === "string" ? { cursor: options.cursor } : {}),
       }),
     );
-    if (options.json) {
-      for (const item of page.items) ctx.stdout.write(`${JSON.stringify(item)}\n`);
-    } else if (page.items.length === 0) {
-      ctx.stdout.write("No interrupts.\n");
-    } else {
-      for (const item of page.items)
-        ctx.stdout.write(
-          `${item.id}  ${item.status.padEnd(8)}  ${item.kind.padEnd(8)}  run ${item.runId}  ${JSON.stringify(item.request)}\n`,
-        );
-    }
-    if (page.next) ctx.stderr.write(`More: --cursor ${page.next}\n`);
+    printPage(
+      ctx,
+      page,
+      options.json === true,
+      "No interrupts.",
+      (item) =>
+        `${item.id}  ${item.status.padEnd(8)}  ${item.kind.padEnd(8)}  run ${item.runId}  ${JSON.stringify(item.request)}`,
+    );
     return 0;
   },
 };
