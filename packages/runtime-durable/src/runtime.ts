@@ -251,6 +251,40 @@ export class DurableRuntime {
   }
 
   /**
+   * Puts a run parked `needs_review` back in the queue, for an operator who has checked what the
+   * run waited on. A run whose effects are still under review is refused: each needs a resolution
+   * (`runtime.effects.resolve`), and the run resumes by itself when the last one is resolved. An
+   * `audit` record is written in the transition's transaction on a store with `capabilities.access`.
+   *
+   * @throws {DurableError} `run_not_found` (another tenant's run included), `invalid_transition`
+   *   when the run is not parked for review, `effects_under_review` (details: `effectIds`).
+   */
+  async resume(
+    runId: string,
+    options: OperatorScope & Audited & { readonly actor?: string; readonly reason?: string } = {},
+  ): Promise<RunRecord> {
+    const run = await this.runOf(runId, options);
+    if (run.status !== "needs_review")
+      throw new DurableError(
+        "invalid_transition",
+        `Run ${runId} is ${run.status}; only a run parked for review (needs_review) is resumed. An interrupt is answered by its decision.`,
+        { details: { runId, status: run.status } },
+      );
+    const { items } = await this.effects.list({ tenantId: run.tenantId, runId, status: "needs_review" });
+    if (items.length > 0)
+      throw new DurableError(
+        "effects_under_review",
+        `Run ${runId} waits on ${items.length} effect(s) under review; resolve each (succeeded, failed or retry) and the run resumes by itself.`,
+        { details: { runId, effectIds: items.map((effect) => effect.id) } },
+      );
+    return this.store.unpark(runId, {
+      actor: options.actor ?? "operator",
+      reason: options.reason ?? "resumed by an operator",
+      ...(options.audit === undefined ? {} : { audit: options.audit }),
+    });
+  }
+
+  /**
    * Waits until the run ends, woken by its event notifications rather than by polling. A park
    * settles the wait too, by default with a `run_parked` error whose details
    * ({@link ParkedRunDetails}) name the interrupts or effects the run waits on; `onPark: "return"`

@@ -66,6 +66,7 @@ const STATUS_OF: Readonly<Record<string, number>> = {
   version_conflict: 409,
   plan_conflict: 409,
   effect_not_under_review: 409,
+  effects_under_review: 409,
   interrupt_decided: 409,
   effect_conflict: 409,
   invalid_digest: 400,

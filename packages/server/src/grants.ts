@@ -9,6 +9,7 @@ export const ACTIONS = [
   "run.read",
   "run.create",
   "run.cancel",
+  "run.resume",
   "session.read",
   "event.read",
   "interrupt.read",

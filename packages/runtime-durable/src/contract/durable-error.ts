@@ -37,6 +37,11 @@ import { OpenRathError, type OpenRathErrorOptions } from "@openrath/core";
  *   in a state that forbids the write (in flight, under review, ambiguous and unsafe to repeat).
  * - `effect_not_found` / `effect_not_under_review`: resolving an effect that does not exist or is
  *   not waiting for review.
+ * - `effects_under_review`: resuming a run parked for review while some of its effects still wait
+ *   for an operator's resolution (resolve them; the run resumes when the last one is).
+ * - `invalid_cron`: a schedule's cron expression or time zone that does not parse, or that never
+ *   fires.
+ * - `schedule_not_found` / `webhook_not_found`: no schedule or webhook with that id (in that tenant).
  * - `interrupt_not_found` / `interrupt_decided`: deciding an interrupt that does not exist, or one
  *   already decided or expired.
  * - `invalid_decision`: a decision with an unknown kind, no actor, or a payload its schema refuses.
@@ -74,12 +79,16 @@ export type DurableErrorCode =
   | "effect_conflict"
   | "effect_not_found"
   | "effect_not_under_review"
+  | "effects_under_review"
   | "interrupt_not_found"
   | "interrupt_decided"
   | "invalid_decision"
   | "interrupt_timeout"
   | "runtime_closed"
-  | "worker_stopping";
+  | "worker_stopping"
+  | "invalid_cron"
+  | "schedule_not_found"
+  | "webhook_not_found";
 
 /** Errors of the durable runtime and its stores; match on {@link DurableError.code}. */
 export class DurableError extends OpenRathError {

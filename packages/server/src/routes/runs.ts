@@ -31,6 +31,12 @@ const ListRuns = z.object({
   limit: limit(200, 50),
 });
 
+/** An optional body with a reason; a request without a body (curl -X POST) is fine. */
+const Reason = z
+  .object({ reason: z.string().max(1000).optional() })
+  .strict()
+  .nullish();
+
 const errors = {
   400: ErrorEnvelope,
   401: ErrorEnvelope,
@@ -39,7 +45,7 @@ const errors = {
   409: ErrorEnvelope,
 };
 
-/** Runs: create (with `Idempotency-Key`), read, list, cancel, and the session of a checkpoint. */
+/** Runs: create (with `Idempotency-Key`), read, list, cancel, resume, and the session of a checkpoint. */
 export const runRoutes =
   (context: ServerContext): FastifyPluginAsyncZod =>
   async (app) => {
@@ -162,10 +168,7 @@ export const runRoutes =
           tags: ["runs"],
           summary: "Cancel a run",
           params: RunId,
-          body: z
-            .object({ reason: z.string().max(1000).optional() })
-            .strict()
-            .optional(),
+          body: Reason,
           response: { 200: Run, ...errors },
         },
       },
@@ -175,6 +178,34 @@ export const runRoutes =
         await visibleRun(context, principal, runId);
         const run = await runtime.cancel(runId, request.body?.reason, {
           tenantId: principal.tenantId,
+          audit: auditOf(request, "run", runId),
+        });
+        return runOut(run);
+      },
+    );
+
+    app.post(
+      "/v1/runs/:runId/resume",
+      {
+        config: { action: "run.resume" },
+        schema: {
+          tags: ["runs"],
+          summary: "Resume a run parked for review",
+          description:
+            "Puts a `needs_review` run back in the queue. Refused with 409 `effects_under_review` while any of its effects waits for a resolution (resolving the last one resumes the run by itself), and with 409 `invalid_transition` for a run in another status.",
+          params: RunId,
+          body: Reason,
+          response: { 200: Run, ...errors },
+        },
+      },
+      async (request) => {
+        const principal = principalOf(request);
+        const { runId } = request.params;
+        await visibleRun(context, principal, runId);
+        const run = await runtime.resume(runId, {
+          tenantId: principal.tenantId,
+          actor: principal.actor,
+          ...(request.body?.reason !== undefined ? { reason: request.body.reason } : {}),
           audit: auditOf(request, "run", runId),
         });
         return runOut(run);
