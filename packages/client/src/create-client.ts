@@ -138,6 +138,8 @@ export function createClient(options: ClientOptions): OpenRathClient {
         paginate((after) => client.runs.list({ ...query, ...(after ? { after } : {}) }, request)),
       cancel: (runId, body = {}, request) =>
         ok(api.POST("/v1/runs/{runId}/cancel", { params: { path: { runId } }, body, ...init(request) })),
+      resume: (runId, body = {}, request) =>
+        ok(api.POST("/v1/runs/{runId}/resume", { params: { path: { runId } }, body, ...init(request) })),
       session: (runId, query = {}, request) =>
         ok(api.GET("/v1/runs/{runId}/session", { params: { path: { runId }, query }, ...init(request) })),
       wait: async (runId, stream = {}) => {

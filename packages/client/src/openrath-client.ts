@@ -73,6 +73,15 @@ export interface RunMethods {
     body?: { reason?: string },
     options?: RequestOptions,
   ): Promise<ResponseBody<"/v1/runs/{runId}/cancel", "post", 200>>;
+  /**
+   * `POST /v1/runs/{runId}/resume` (grant `run.resume`): puts a run parked for review back in the
+   * queue; `effects_under_review` while any of its effects waits for a resolution.
+   */
+  resume(
+    runId: string,
+    body?: { reason?: string },
+    options?: RequestOptions,
+  ): Promise<ResponseBody<"/v1/runs/{runId}/resume", "post", 200>>;
   /** `GET /v1/runs/{runId}/session`: the session of checkpoint `sequence` (default the latest). */
   session(
     runId: string,

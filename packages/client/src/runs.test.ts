@@ -68,6 +68,18 @@ describe("runs through the client", () => {
     expect((await client.runs.wait(run.id)).status).toBe("cancelled");
   });
 
+  it("resumes only a run parked for review: a run waiting on an interrupt is a conflict", async () => {
+    const client = createClient({ baseUrl: server().baseUrl });
+    const run = await client.runs.create({ assistant: "approval", input: "go" });
+    expect((await client.runs.wait(run.id, { parked: true })).status).toBe("waiting");
+    const refused = await client.runs.resume(run.id).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toMatchObject({ status: 409, code: "invalid_transition", name: "OpenRathApiError" });
+    expect((await client.runs.get(run.id)).status).toBe("waiting");
+  });
+
   it("answers the health probes and lists, reads and deploys assistants", async () => {
     const client = createClient({ baseUrl: server().baseUrl });
     expect(await client.health.live()).toEqual({ status: "ok" });
