@@ -43,6 +43,7 @@ export type {
 export type { Page } from "./contract/journal-records.js";
 export type { RunErrorInfo, RunEvent, RunRecord } from "./contract/run-records.js";
 export type { RunStoreV1 } from "./contract/run-store.js";
+export type { ListSchedulesQuery, ScheduleRecord } from "./contract/schedules.js";
 export type { SignalsV1 } from "./contract/signals.js";
 export {
   ACTIVE_STATUSES,
@@ -58,6 +59,13 @@ export type {
   StepLogger,
   StepMiddleware,
 } from "./contract/step-context.js";
+export type {
+  DeliveryRecord,
+  DeliveryStatus,
+  WebhookEvent,
+  WebhookRecord,
+} from "./contract/webhooks.js";
+export { WEBHOOK_EVENTS } from "./contract/webhooks.js";
 export { defineWorkflow, WorkflowBuilder } from "./definition/builder.js";
 export { type CompiledPlan, compilePlan, type PlanNode } from "./definition/compile.js";
 export { router, step } from "./definition/decorators.js";
@@ -85,8 +93,27 @@ export {
   type SubmitOptions,
   type WaitOptions,
 } from "./runtime.js";
+export { firstFireTime, nextFireTime } from "./schedules/cron.js";
+export { fireSchedules } from "./schedules/fire-schedules.js";
+export {
+  type NewSchedule,
+  type ScheduleChange,
+  ScheduleOperations,
+} from "./schedules/schedule-operations.js";
 export type { FollowedEvent, FollowRunOptions, LivePayload, LiveRunEvent } from "./signals/follow-run.js";
+export {
+  deliveryBody,
+  dispatchWebhooks,
+  type WebhookDeliveryOptions,
+} from "./webhooks/dispatch-webhooks.js";
+export {
+  signWebhook,
+  type VerifyWebhookOptions,
+  verifyWebhook,
+  WEBHOOK_HEADERS,
+} from "./webhooks/webhook-signature.js";
 export type { IsolatedContext } from "./worker/isolated-executor.js";
+export type { PeriodicJobOptions } from "./worker/periodic-jobs.js";
 export { DurableWorker, type StopOptions, type WorkerOptions } from "./worker/worker.js";
 export {
   type JsonLinesLogOptions,

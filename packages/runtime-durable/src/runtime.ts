@@ -18,6 +18,7 @@ import { WorkflowNames } from "./internal/workflow-names.js";
 import { InterruptOperations, type OperatorScope } from "./interrupts/interrupt-operations.js";
 import { journalMiddleware } from "./journal/journal-middleware.js";
 import { publishingJournal } from "./journal/publishing-journal.js";
+import { ScheduleOperations } from "./schedules/schedule-operations.js";
 import { type FollowedEvent, type FollowRunOptions, followRun } from "./signals/follow-run.js";
 import { publishCommits } from "./signals/publishing-store.js";
 import { FreshVisits } from "./worker/fresh-visits.js";
@@ -99,7 +100,15 @@ export class DurableRuntime {
     };
     this.effects = new EffectOperations(required, this.tenantId);
     this.interrupts = new InterruptOperations(required, this.tenantId);
+    this.schedules = new ScheduleOperations(
+      this.store,
+      () => featureOf(this.store, "schedules"),
+      this.tenantId,
+    );
   }
+
+  /** Cron schedules that start workflows by name, on a store with `capabilities.schedules`. */
+  readonly schedules: ScheduleOperations;
 
   /** The store's journal (published through the runtime's signals), when it has one. */
   private readonly journalStore: JournalStoreV1 | undefined;
@@ -436,6 +445,20 @@ export class DurableRuntime {
   closeOnSignals(options: CloseOnSignalsOptions = {}): () => void {
     return closeOnSignals((stop) => this.close(stop), options);
   }
+}
+
+/** The store's feature member `key`, when its capability says it has one. */
+function featureOf<K extends "schedules" | "webhooks">(
+  store: RunStoreV1,
+  key: K,
+): NonNullable<RunStoreV1[K]> {
+  const member = store.capabilities[key] ? store[key] : undefined;
+  if (!member)
+    throw new DurableError(
+      "not_supported",
+      `The ${store.name} store has no ${key} (capabilities.${key} is false).`,
+    );
+  return member as NonNullable<RunStoreV1[K]>;
 }
 
 /** Creates a {@link DurableRuntime} over a store. */

@@ -153,6 +153,17 @@ export {
 } from "./contract/run-records.js";
 export type { RunStoreCapabilities, RunStoreV1, SubmitHooks } from "./contract/run-store.js";
 export {
+  type CreateScheduleInput,
+  type FireResult,
+  type FiringPlan,
+  type ListSchedulesQuery,
+  type ScheduleFiring,
+  type ScheduleRecord,
+  type SchedulesV1,
+  scheduleIdempotencyKey,
+  type UpdateScheduleInput,
+} from "./contract/schedules.js";
+export {
   type HeardRunsV1,
   type Signal,
   type SignalsCapabilities,
@@ -172,6 +183,18 @@ export {
   TRANSITIONS,
 } from "./contract/status.js";
 export type { InterruptDecision, InterruptRequest } from "./contract/step-context.js";
+export {
+  type AttemptOutcome,
+  type CreateWebhookInput,
+  type DeliveryRecord,
+  type DeliveryStatus,
+  type DueDelivery,
+  type ListDeliveriesQuery,
+  WEBHOOK_EVENTS,
+  type WebhookEvent,
+  type WebhookRecord,
+  type WebhooksV1,
+} from "./contract/webhooks.js";
 export { checkResolution, resolutionOutcome, safeToRepeat } from "./effects/effect-rules.js";
 export { canonicalJson, sha256 } from "./internal/canonical.js";
 export { checkDecision } from "./interrupts/interrupt-schema.js";

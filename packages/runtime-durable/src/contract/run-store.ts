@@ -23,7 +23,9 @@ import type {
   SubmitResult,
   SweepResult,
 } from "./run-records.js";
+import type { SchedulesV1 } from "./schedules.js";
 import type { SignalsV1 } from "./signals.js";
+import type { WebhooksV1 } from "./webhooks.js";
 
 /**
  * What a store can do, declared up front: the runtime fails fast on a missing capability and the
@@ -70,6 +72,16 @@ export interface RunStoreCapabilities {
    * `audit` inputs, and a server in front of it has no stored tokens.
    */
   readonly access?: boolean;
+  /**
+   * `schedules` keeps cron schedules that start workflows by name, each firing once across
+   * workers ({@link SchedulesV1}). Absent means false.
+   */
+  readonly schedules?: boolean;
+  /**
+   * `webhooks` keeps webhook endpoints and an outbox of deliveries written with the run changes
+   * they report ({@link WebhooksV1}). Absent means false.
+   */
+  readonly webhooks?: boolean;
 }
 
 /**
@@ -273,6 +285,12 @@ export interface RunStoreV1 {
 
   /** API tokens and the audit log, when `capabilities.access` is true. */
   readonly access?: AccessStoreV1;
+
+  /** Cron schedules, when `capabilities.schedules` is true. */
+  readonly schedules?: SchedulesV1;
+
+  /** Webhook endpoints and their outbox, when `capabilities.webhooks` is true. */
+  readonly webhooks?: WebhooksV1;
 
   /** Workflow names resolved through the store, when `capabilities.deployments` is true. */
   readonly deployments?: DeploymentsV1;

@@ -78,8 +78,12 @@ describe("StoreDelegate", () => {
   it("has an optional member exactly when the wrapped store has it", async () => {
     const groupCommit = { specVersion: "v1" } as RunStoreV1["groupCommit"];
     const referencedArtifacts = async () => new Set(["d1"]);
-    const withThem = new StoreDelegate(echoStore({ groupCommit, referencedArtifacts }));
+    const schedules = { specVersion: "v1" } as RunStoreV1["schedules"];
+    const webhooks = { specVersion: "v1" } as RunStoreV1["webhooks"];
+    const withThem = new StoreDelegate(echoStore({ groupCommit, referencedArtifacts, schedules, webhooks }));
     expect(withThem.groupCommit).toBe(groupCommit);
+    expect(withThem.schedules).toBe(schedules);
+    expect(withThem.webhooks).toBe(webhooks);
     await expect(withThem.referencedArtifacts!("t")).resolves.toEqual(new Set(["d1"]));
     const without = new StoreDelegate(echoStore());
     for (const key of [
@@ -88,6 +92,9 @@ describe("StoreDelegate", () => {
       "claimOnSubmit",
       "deployments",
       "journal",
+      "access",
+      "schedules",
+      "webhooks",
       "referencedArtifacts",
     ])
       expect(key in without).toBe(false);

@@ -24,7 +24,9 @@ import type {
   SweepResult,
 } from "../contract/run-records.js";
 import type { RunStoreCapabilities, RunStoreV1, SubmitHooks } from "../contract/run-store.js";
+import type { SchedulesV1 } from "../contract/schedules.js";
 import type { SignalsV1 } from "../contract/signals.js";
+import type { WebhooksV1 } from "../contract/webhooks.js";
 
 /**
  * A {@link RunStoreV1} that hands every member to `inner`, for store wrappers to extend: a wrapper
@@ -39,6 +41,8 @@ export class StoreDelegate implements RunStoreV1 {
   declare readonly deployments?: DeploymentsV1;
   declare readonly journal?: JournalStoreV1;
   declare readonly access?: AccessStoreV1;
+  declare readonly schedules?: SchedulesV1;
+  declare readonly webhooks?: WebhooksV1;
 
   constructor(protected readonly inner: RunStoreV1) {
     const {
@@ -49,6 +53,8 @@ export class StoreDelegate implements RunStoreV1 {
       deployments,
       journal,
       access,
+      schedules,
+      webhooks,
     } = inner;
     if (referencedArtifacts)
       this.referencedArtifacts = (tenantId) => referencedArtifacts.call(inner, tenantId);
@@ -58,6 +64,8 @@ export class StoreDelegate implements RunStoreV1 {
     if (deployments) this.deployments = deployments;
     if (journal) this.journal = journal;
     if (access) this.access = access;
+    if (schedules) this.schedules = schedules;
+    if (webhooks) this.webhooks = webhooks;
   }
 
   get name(): string {

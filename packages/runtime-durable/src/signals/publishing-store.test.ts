@@ -104,16 +104,20 @@ describe("publishCommits: a submission's signals", () => {
     });
   }
 
-  it("keep the store's feature members: the journal, deployments and access pass through as they are", () => {
+  it("keep the store's feature members: the journal, deployments, access, schedules and webhooks pass through as they are", () => {
     const { signals } = recorder();
     const journal = {} as NonNullable<RunStoreV1["journal"]>;
     const deployments = {} as NonNullable<RunStoreV1["deployments"]>;
     const access = {} as NonNullable<RunStoreV1["access"]>;
-    const store = { journal, deployments, access } as unknown as RunStoreV1;
+    const schedules = {} as NonNullable<RunStoreV1["schedules"]>;
+    const webhooks = {} as NonNullable<RunStoreV1["webhooks"]>;
+    const store = { journal, deployments, access, schedules, webhooks } as unknown as RunStoreV1;
     const published = publishCommits(store, signals);
     expect(published.journal).toBe(journal);
     expect(published.deployments).toBe(deployments);
     expect(published.access).toBe(access);
+    expect(published.schedules).toBe(schedules);
+    expect(published.webhooks).toBe(webhooks);
   });
 
   it("leave out a fast path the store does not have", () => {

@@ -9,6 +9,7 @@ import type { StepMiddleware } from "../contract/step-context.js";
 import type { CompiledPlan } from "../definition/compile.js";
 import { executeRun } from "./execute-run.js";
 import type { WorkerLink, WorkerSlots } from "./local-dispatch.js";
+import { type PeriodicJobOptions, PeriodicJobs } from "./periodic-jobs.js";
 import { jsonLinesLog, type WorkerLog } from "./worker-log.js";
 
 /** Options of a {@link DurableWorker}. */
@@ -37,6 +38,11 @@ export interface WorkerOptions {
    * aborts them (default 10 000 ms). Set the orchestrator's termination grace above it.
    */
   readonly drainMs?: number;
+  /**
+   * The periodic jobs on a store that has them: firing due schedules and sending webhook
+   * deliveries, every second by default (`{ tickMs: false }` leaves them to other workers).
+   */
+  readonly jobs?: PeriodicJobOptions;
 }
 
 /** Options of {@link DurableWorker.stop}. */
@@ -96,6 +102,7 @@ export class DurableWorker {
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => Promise<void>)[] = [];
+  private readonly jobs: PeriodicJobs;
 
   constructor(
     private readonly store: RunStoreV1,
@@ -112,6 +119,7 @@ export class DurableWorker {
     this.log = options.log ?? jsonLinesLog({ fields: { workerId: this.workerId } });
     this.drainMs = Math.max(0, options.drainMs ?? 10_000);
     this.middleware = options.middleware ?? [];
+    this.jobs = new PeriodicJobs(store, this.log, options.jobs);
     if (this.plans.size === 0)
       throw new DurableError("invalid_argument", "A worker needs at least one registered plan to execute.");
     this.slots = link?.dispatch.enrol({
@@ -182,6 +190,7 @@ export class DurableWorker {
       Math.max(10, Math.floor(this.leaseMs / 3)),
     );
     this.loop = this.claimLoop();
+    this.jobs.start();
   }
 
   /**
@@ -198,6 +207,7 @@ export class DurableWorker {
     this.running = false;
     this.stopping = true;
     this.wake();
+    await this.jobs.stop();
     await this.loop;
     // Submissions claiming a run for this worker are in flight: their runs are this worker's to hand back.
     await this.slots?.idle();
