@@ -167,6 +167,11 @@ export function createClient(options: ClientOptions): OpenRathClient {
           }),
         )) as unknown as ArrayBuffer,
     },
+    memory: {
+      remember: (body, request) => ok(api.POST("/v1/memory/remember", { body, ...init(request) })),
+      recall: (body, request) => ok(api.POST("/v1/memory/recall", { body, ...init(request) })),
+      forget: (body, request) => ok(api.POST("/v1/memory/forget", { body, ...init(request) })),
+    },
     events: {
       list: (runId, query = {}, request) =>
         ok(api.GET("/v1/runs/{runId}/events", { params: { path: { runId }, query }, ...init(request) })),

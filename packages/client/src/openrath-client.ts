@@ -13,6 +13,7 @@ import type {
   ListInterruptsQuery,
   ListRunsQuery,
   Readiness,
+  RequestBody,
   Resolution,
   ResponseBody,
   Run,
@@ -115,6 +116,25 @@ export interface ArtifactMethods {
   get(digest: string, options?: RequestOptions): Promise<ArrayBuffer>;
 }
 
+/** `client.memory`: the tenant's memory, at a scope below the tenant (grants `memory.read`, `memory.write`). */
+export interface MemoryMethods {
+  /** `POST /v1/memory/remember`: stores entries at `body.scope` (default the tenant level). */
+  remember(
+    body: RequestBody<"/v1/memory/remember", "post">,
+    options?: RequestOptions,
+  ): Promise<ResponseBody<"/v1/memory/remember", "post", 201>>;
+  /** `POST /v1/memory/recall`: entries relevant to `body.query` at the scope and its enclosing levels. */
+  recall(
+    body: RequestBody<"/v1/memory/recall", "post">,
+    options?: RequestOptions,
+  ): Promise<ResponseBody<"/v1/memory/recall", "post", 200>>;
+  /** `POST /v1/memory/forget`: entries by id at `body.scope`, or the scope's whole subtree. */
+  forget(
+    body: RequestBody<"/v1/memory/forget", "post">,
+    options?: RequestOptions,
+  ): Promise<ResponseBody<"/v1/memory/forget", "post", 200>>;
+}
+
 /** `client.events`: a run's stored events, paged or streamed. */
 export interface EventMethods {
   /** `GET /v1/runs/{runId}/events`: one page; pass `Number(page.next)` as `after` for the following one. */
@@ -211,6 +231,7 @@ export interface OpenRathClient {
   readonly runs: RunMethods;
   readonly sessions: SessionMethods;
   readonly artifacts: ArtifactMethods;
+  readonly memory: MemoryMethods;
   readonly events: EventMethods;
   readonly interrupts: InterruptMethods;
   readonly effects: EffectMethods;

@@ -1,3 +1,4 @@
+import type { MemoryV1 } from "@openrath/core";
 import type {
   ArtifactStoreV1,
   AuditInput,
@@ -30,6 +31,8 @@ export interface ServerContext {
   /** The store's tokens and audit log, when it has `capabilities.access`. */
   readonly access: AccessStoreV1 | undefined;
   readonly artifacts: ArtifactStoreV1 | undefined;
+  /** The tenants' memory, when the server has one. */
+  readonly memory: MemoryV1 | undefined;
   /** Token lookups of the `tokens` authenticator, when cached: the revoke route evicts from it. */
   readonly tokenCache: TokenCache | undefined;
   /** The shared follows of runs that SSE streams join. */

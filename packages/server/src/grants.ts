@@ -17,6 +17,8 @@ export const ACTIONS = [
   "effect.read",
   "effect.resolve",
   "artifact.read",
+  "memory.read",
+  "memory.write",
   "token.read",
   "token.create",
   "token.revoke",

@@ -4,6 +4,7 @@ import helmet from "@fastify/helmet";
 import rateLimit from "@fastify/rate-limit";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
+import type { MemoryV1 } from "@openrath/core";
 import type { ArtifactStoreV1, DurableRuntime } from "@openrath/runtime-durable";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import {
@@ -25,6 +26,7 @@ import { effectRoutes } from "./routes/effects.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { interruptRoutes } from "./routes/interrupts.js";
+import { memoryRoutes } from "./routes/memory.js";
 import { runRoutes } from "./routes/runs.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { tokenRoutes } from "./routes/tokens.js";
@@ -39,6 +41,11 @@ export interface ServerOptions {
   readonly auth?: AuthOptions;
   /** The artifact store runs offload large payloads to: served by `GET /v1/artifacts/{digest}`, checked by readiness. */
   readonly artifacts?: ArtifactStoreV1;
+  /**
+   * The tenants' memory (`/v1/memory/*`): each tenant is a root of the store's scope tree. The
+   * server does not close it.
+   */
+  readonly memory?: MemoryV1;
   /** The largest request body in bytes (default 1 MiB); larger is `payload_too_large`. */
   readonly bodyLimit?: number;
   /** Requests per tenant per minute (default 1200); `false` for no limit. */
@@ -94,6 +101,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     runtime,
     access,
     artifacts: options.artifacts,
+    memory: options.memory,
     tokenCache,
     followers: new RunFollowers(runtime),
   };
@@ -235,6 +243,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   await app.register(interruptRoutes(context));
   await app.register(effectRoutes(context));
   await app.register(artifactRoutes(context));
+  await app.register(memoryRoutes(context));
   await app.register(tokenRoutes(context));
   await app.register(auditRoutes(context));
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());

@@ -1,29 +1,10 @@
 import { PGlite } from "@electric-sql/pglite";
 import type { AccessStoreV1 } from "@openrath/runtime-durable/store";
 import { describe, expect, it } from "vitest";
-import { hashTokenSecret, newTokenSecret } from "./auth.js";
-import { serverHarness } from "./testing/harness.js";
+import { newTokenSecret } from "./auth.js";
+import { bearer, mint, serverHarness } from "./testing/harness.js";
 
 const harness = serverHarness();
-
-/** A token made straight in the store, as `openrath tokens create` does. */
-async function mint(
-  access: AccessStoreV1,
-  input: { tenantId?: string; projectId?: string; grants: string[]; expiresAt?: number },
-): Promise<string> {
-  const secret = newTokenSecret();
-  await access.createToken({
-    tenantId: input.tenantId ?? "default",
-    projectId: input.projectId ?? null,
-    name: "test",
-    grants: input.grants,
-    expiresAt: input.expiresAt ?? null,
-    secretHash: hashTokenSecret(secret),
-  });
-  return secret;
-}
-
-const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
 
 describe("bearer tokens kept in the store", () => {
   it("authenticate a request by its tenant and grants; unknown, revoked and expired tokens are 401, missing grants 403, each audited", async () => {

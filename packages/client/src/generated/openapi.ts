@@ -1781,6 +1781,268 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/memory/remember": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Store entries at a scope
+         * @description An entry replaces the entry with the same id at the same scope; without an id, remembering the same text twice keeps one entry.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        scope?: components["schemas"]["MemoryScopeInput"];
+                        entries: {
+                            id?: string;
+                            text: string;
+                            metadata?: {
+                                [key: string]: unknown;
+                            };
+                            source?: string;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["MemoryEntry"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memory/recall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Entries relevant to a query, best first
+         * @description Sees entries at the asking scope and at its enclosing levels (a user's entries reach that user's agents and sessions), never another user's, agent's or session's, nor another tenant's.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        query: string;
+                        scope?: components["schemas"]["MemoryScopeInput"];
+                        topK?: number;
+                        minScore?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                entry: components["schemas"]["MemoryEntry"];
+                                score: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memory/forget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Remove entries by id at a scope, or a scope's whole subtree */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        scope?: components["schemas"]["MemoryScopeInput"];
+                        /** @description Entries at exactly `scope`; without ids, every entry at and below `scope`. */
+                        ids?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            removed: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tokens": {
         parameters: {
             query?: never;
@@ -2249,6 +2511,26 @@ export interface components {
             /** @description Required for `edit` and `respond`; checked against the interrupt's schema. */
             payload?: unknown;
         };
+        MemoryScopeInput: {
+            user?: string;
+            agent?: string;
+            session?: string;
+        };
+        MemoryEntryInput: {
+            id: string;
+            text: string;
+            scope: {
+                user?: string;
+                agent?: string;
+                session?: string;
+            };
+            metadata?: {
+                [key: string]: unknown;
+            };
+            source?: string;
+            /** @description Epoch milliseconds. */
+            createdAt: number;
+        };
         CreateRunInput: {
             /** @description The workflow's name (its deployed revision) or a plan hash. */
             assistant: string;
@@ -2469,6 +2751,26 @@ export interface components {
             reason?: string;
             /** @description Required for `edit` and `respond`; checked against the interrupt's schema. */
             payload?: unknown;
+        };
+        MemoryScope: {
+            user?: string;
+            agent?: string;
+            session?: string;
+        };
+        MemoryEntry: {
+            id: string;
+            text: string;
+            scope: {
+                user?: string;
+                agent?: string;
+                session?: string;
+            };
+            metadata?: {
+                [key: string]: unknown;
+            };
+            source?: string;
+            /** @description Epoch milliseconds. */
+            createdAt: number;
         };
         CreateRun: {
             /** @description The workflow's name (its deployed revision) or a plan hash. */

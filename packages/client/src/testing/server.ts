@@ -1,4 +1,5 @@
 import type { AddressInfo } from "node:net";
+import type { MemoryV1 } from "@openrath/core";
 import { createDurableRuntime, type DurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
 import { inProcessSignals } from "@openrath/runtime-durable/store";
 import { type AuthOptions, createServer } from "@openrath/server";
@@ -57,12 +58,19 @@ export interface TestServer {
  * live events), listening on a loopback port, with the
  * echo, approval and chatty workflows registered and a worker running.
  */
-export async function startServer(options: { auth?: AuthOptions } = {}): Promise<TestServer> {
+export async function startServer(
+  options: { auth?: AuthOptions; memory?: MemoryV1 } = {},
+): Promise<TestServer> {
   // The embedded store's own signals carry no live payloads; in-process ones do (one process here).
   const runtime = createDurableRuntime({ store: await pgliteStore({}), signals: inProcessSignals() });
   for (const workflow of [echo, approval, chatty]) await runtime.register(workflow);
   await runtime.worker({ concurrency: 4 }).start();
-  const app = await createServer({ runtime, auth: options.auth ?? { mode: "local" }, rateLimit: false });
+  const app = await createServer({
+    runtime,
+    auth: options.auth ?? { mode: "local" },
+    rateLimit: false,
+    ...(options.memory ? { memory: options.memory } : {}),
+  });
   await app.listen({ port: 0, host: "127.0.0.1" });
   const { port } = app.server.address() as AddressInfo;
   return {

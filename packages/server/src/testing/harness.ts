@@ -1,10 +1,11 @@
 import type { PGlite } from "@electric-sql/pglite";
 import type { Session } from "@openrath/core";
 import { createDurableRuntime, type DurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
+import type { AccessStoreV1 } from "@openrath/runtime-durable/store";
 import { pgliteStore } from "@openrath/store-postgres";
 import type { FastifyInstance } from "fastify";
 import { afterEach } from "vitest";
-import type { AuthOptions } from "../auth.js";
+import { type AuthOptions, hashTokenSecret, newTokenSecret } from "../auth.js";
 import { createServer, type ServerOptions } from "../server.js";
 
 /** A workflow that answers at once. */
@@ -65,3 +66,23 @@ export function serverHarness() {
     },
   };
 }
+
+/** A token made straight in the store, as `openrath tokens create` does. */
+export async function mint(
+  access: AccessStoreV1,
+  input: { tenantId?: string; projectId?: string; grants: string[]; expiresAt?: number },
+): Promise<string> {
+  const secret = newTokenSecret();
+  await access.createToken({
+    tenantId: input.tenantId ?? "default",
+    projectId: input.projectId ?? null,
+    name: "test",
+    grants: input.grants,
+    expiresAt: input.expiresAt ?? null,
+    secretHash: hashTokenSecret(secret),
+  });
+  return secret;
+}
+
+/** The `Authorization` header of a token secret. */
+export const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
