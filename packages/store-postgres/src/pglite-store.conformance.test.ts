@@ -28,5 +28,7 @@ describeStoreConformance({
     newSessionSubmit: true,
     claimOnSubmit: true,
     access: true,
+    schedules: true,
+    webhooks: true,
   },
 });

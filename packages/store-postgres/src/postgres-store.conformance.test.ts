@@ -26,6 +26,8 @@ if (postgres.available) {
       newSessionSubmit: true,
       claimOnSubmit: true,
       access: true,
+      schedules: true,
+      webhooks: true,
     },
   });
 } else {

@@ -107,6 +107,8 @@ const CAPABILITIES_SERVER: RunStoreCapabilities = Object.freeze({
   newSessionSubmit: true,
   claimOnSubmit: true,
   access: true,
+  schedules: true,
+  webhooks: true,
 });
 
 const CAPABILITIES_EMBEDDED: RunStoreCapabilities = Object.freeze({

@@ -1,7 +1,7 @@
 import type { ColumnType, Generated } from "kysely";
 
 /**
- * The tables as the migrations in `migrations/` leave them (migration 7), for Kysely's query
+ * The tables as the migrations in `migrations/` leave them (migration 8), for Kysely's query
  * builder. pg returns `bigint` as a string and PGlite as a number, so those columns read as both.
  */
 
@@ -202,6 +202,56 @@ export interface AuditTable {
   attributes: ColumnType<unknown, string | undefined, string>;
 }
 
+/** Migration 8: cron schedules. */
+export interface SchedulesTable {
+  id: string;
+  tenant_id: string;
+  project_id: string | null;
+  workflow: string;
+  input: string;
+  /** `jsonb`: written as JSON text, read as the parsed object. */
+  metadata: ColumnType<unknown, string | undefined, string>;
+  cron: string;
+  timezone: string;
+  enabled: Generated<boolean>;
+  next_fire_at: Timestamp;
+  last_fired_at: Timestamp;
+  last_run_id: string | null;
+  /** `jsonb`: written as JSON text, read as the parsed object. */
+  last_error: ColumnType<unknown, string | null | undefined, string | null>;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+/** Migration 8: webhook endpoints (the secret signs; it is never read back out through the API). */
+export interface WebhooksTable {
+  id: string;
+  tenant_id: string;
+  project_id: string | null;
+  url: string;
+  secret: string;
+  /** `text[]`: both drivers read it as an array of strings. */
+  events: ColumnType<string[], string[], string[]>;
+  enabled: Generated<boolean>;
+  created_at: CreatedAt;
+}
+
+/** Migration 8: the webhook outbox, filled by the trigger on `runs`. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  tenant_id: string;
+  event: string;
+  run_id: string;
+  payload: ColumnType<unknown, string, string>;
+  status: Generated<"pending" | "delivered" | "failed">;
+  attempts: Generated<number>;
+  next_attempt_at: CreatedAt;
+  last_error: string | null;
+  created_at: CreatedAt;
+  delivered_at: Timestamp;
+}
+
 /** The store's schema; queries name it with `withSchema`. */
 export interface Database {
   plans: PlansTable;
@@ -219,4 +269,7 @@ export interface Database {
   interrupts: InterruptsTable;
   tokens: TokensTable;
   audit: AuditTable;
+  schedules: SchedulesTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }

@@ -9,7 +9,9 @@ import {
   type RunRecord,
   type RunStoreCapabilities,
   type RunStoreV1,
+  type SchedulesV1,
   type SignalsV1,
+  type WebhooksV1,
 } from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
 import { accessStore } from "./access.js";
@@ -26,6 +28,7 @@ import { journalStore } from "./journal-store.js";
 import { deploymentsOf, getPlan, registerPlan } from "./plans.js";
 import { applyRetention, eraseSession } from "./retention.js";
 import { claimRuns, getRun, heartbeat, listRuns, reclaimRuns } from "./runs.js";
+import { schedulesStore } from "./schedules.js";
 import {
   checkClaim,
   checkSubmission,
@@ -44,6 +47,7 @@ import {
   sweep,
   unparkRun,
 } from "./transitions.js";
+import { webhooksStore } from "./webhooks.js";
 
 /** A {@link RunStoreV1} over Kysely: the same SQL for PostgreSQL and PGlite. */
 export class KyselyRunStore implements RunStoreV1 {
@@ -55,6 +59,10 @@ export class KyselyRunStore implements RunStoreV1 {
   readonly deployments: DeploymentsV1;
   /** API tokens and the audit log (capability `access`). */
   readonly access: AccessStoreV1;
+  /** Cron schedules (capability `schedules`). */
+  readonly schedules: SchedulesV1;
+  /** Webhook endpoints and their outbox (capability `webhooks`). */
+  readonly webhooks: WebhooksV1;
 
   constructor(
     readonly name: string,
@@ -67,6 +75,8 @@ export class KyselyRunStore implements RunStoreV1 {
     this.journal = journalStore(c, (work) => this.run(work), journalDurability);
     this.deployments = deploymentsOf(c, (work) => this.run(work));
     this.access = accessStore(c, (work) => this.run(work));
+    this.schedules = schedulesStore(c, (work) => this.run(work));
+    this.webhooks = webhooksStore(c, (work) => this.run(work));
     // Runs that end while another end is being written share the next statement (group commit).
     this.finishes = new Batcher<FinishItem, RunRecord>(
       (items) => finishRuns(c, items),

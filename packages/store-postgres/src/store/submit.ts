@@ -6,7 +6,8 @@ import {
   type SubmitHooks,
   type SubmitInput,
 } from "@openrath/runtime-durable/store";
-import { type RawBuilder, sql } from "kysely";
+import { type Kysely, type RawBuilder, sql } from "kysely";
+import type { Database } from "../schema.js";
 import { checkAudit, checkProjectId } from "./access-inputs.js";
 import { auditCte } from "./audit-rows.js";
 import {
@@ -321,3 +322,26 @@ export async function submitRuns(
   }
   return outcomes;
 }
+
+/**
+ * Inserts one run through `db`, a transaction of the caller's (a schedule's firing): the run, or
+ * `undefined` when the insert wrote nothing (its idempotency key or session is taken, its plan
+ * unknown). Neither flushes nor publishes: see {@link publishesAfterCommit}.
+ */
+export async function insertRunWithin(
+  c: StoreContext,
+  db: Kysely<Database>,
+  input: SubmitInput,
+): Promise<RunRecord | undefined> {
+  checkSubmission(input);
+  // Raw: the submission's data-modifying CTEs (see `submitCtes`).
+  const result = await grouped([submitCtes(c, { input }, 0, false)]).execute(db);
+  const row = result.rows[0];
+  return row ? toRun(row) : undefined;
+}
+
+/**
+ * Whether the caller of {@link insertRunWithin} hands the run's `work` signal to `c.publish`
+ * after its commit; otherwise the statement notified inside the transaction (delivered at commit).
+ */
+export const publishesAfterCommit = (c: StoreContext): boolean => c.publish !== undefined && !early(c);

@@ -25,13 +25,23 @@ export function capabilitiesSuite(context: StoreSuiteContext): void {
     });
 
     group.test(
-      "a capability that names a member is true exactly when the member is there (journal, deployments, access, groupCommit, newSessionSubmit, claimOnSubmit)",
+      "a capability that names a member is true exactly when the member is there (journal, deployments, access, schedules, webhooks, groupCommit, newSessionSubmit, claimOnSubmit)",
       async () => {
         const store = group.track(await context.create());
         const methods = {
           journal: ["openStep", "record", "beginEffect", "decideInterrupt"],
           deployments: ["deploy", "current", "revisions"],
           access: ["createToken", "findToken", "listTokens", "revokeToken", "appendAudit", "listAudit"],
+          schedules: ["create", "get", "list", "update", "delete", "fireDue", "nextDue"],
+          webhooks: [
+            "createWebhook",
+            "getWebhook",
+            "listWebhooks",
+            "deleteWebhook",
+            "listDeliveries",
+            "takeDue",
+            "recordAttempt",
+          ],
           groupCommit: ["commitSteps"],
           newSessionSubmit: ["submitIfNew"],
           claimOnSubmit: ["submit"],

@@ -14,6 +14,7 @@ import { journalSuite } from "./journal.suite.js";
 import { leasesSuite } from "./leases.suite.js";
 import { projectsSuite } from "./projects.suite.js";
 import { retentionSuite } from "./retention.suite.js";
+import { schedulesSuite } from "./schedules.suite.js";
 import { schedulingSuite } from "./scheduling.suite.js";
 import { submissionSuite } from "./submission.suite.js";
 import { createSuiteContext } from "./suite-context.js";
@@ -47,7 +48,8 @@ export interface StoreConformanceOptions {
  * clock and fencing of every write; checkpoints (restore equality, deltas, dedupe across runs and
  * forks); retention and erasure; retry scheduling and deadlines; for stores with
  * `capabilities.deployments`, workflow names resolved through the store; runs' projects and the
- * listings filtered by them; for stores with `capabilities.access`, tokens, the audit log and the
+ * listings filtered by them; for stores with `capabilities.schedules`, cron schedules fired exactly
+ * once; for stores with `capabilities.access`, tokens, the audit log and the
  * audit records of mutations; and, for stores with `capabilities.journal`, the step journal, the
  * effect ledger and interrupts.
  *
@@ -78,6 +80,7 @@ export function describeStoreConformance(options: StoreConformanceOptions): void
     schedulingSuite(context);
     projectsSuite(context);
     if (context.capabilities.deployments) deploymentsSuite(context);
+    if (context.capabilities.schedules) schedulesSuite(context);
     // Tokens, the audit log and the audit records of mutations, for stores that claim them.
     if (context.capabilities.access) {
       accessSuite(context);
