@@ -13,16 +13,10 @@ import { sandboxesCommand } from "./commands/sandboxes-command.js";
 import { serveCommand, workerCommand } from "./commands/serve-command.js";
 import { sessionsCommand } from "./commands/sessions-command.js";
 import { tokensCommand } from "./commands/tokens-command.js";
-import { parseArgs, UsageError } from "./internal/args.js";
 import { colors } from "./internal/colors.js";
-import {
-  type Command,
-  type CommandContext,
-  type CommandGroup,
-  commandHelp,
-  groupHelp,
-} from "./internal/command.js";
+import type { CommandContext } from "./internal/command.js";
 import type { OutputStream } from "./internal/output-stream.js";
+import { type CommandTree, runProgram } from "./internal/program.js";
 import { createProgress } from "./internal/progress.js";
 
 export type { OutputStream } from "./internal/output-stream.js";
@@ -41,7 +35,12 @@ export interface CliIO {
   readonly now?: () => number;
 }
 
-const COMMANDS: readonly (Command | CommandGroup)[] = [
+/**
+ * Every command of `openrath`. A new command is one file in `commands/` exporting a `Command` (or a
+ * `CommandGroup`, or a command to add to one) and one line here; parsing, help and completion
+ * follow from the declaration.
+ */
+export const COMMANDS: CommandTree = [
   completionCommand(() => COMMANDS),
   demoCommand,
   effectsCommand,
@@ -65,26 +64,6 @@ function version(): string {
   } catch {
     return "unknown";
   }
-}
-
-function rootHelp(): string {
-  const rows = COMMANDS.flatMap((c) => ("commands" in c ? c.commands : [c]));
-  const width = Math.max(...rows.map((c) => c.name.length));
-  return [
-    "Usage: openrath <command> [options]",
-    "",
-    "OpenRath: sessions that fork, merge and remember, for multi-agent systems.",
-    "",
-    "Commands:",
-    ...rows.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
-    "",
-    "Options:",
-    "  -h, --help     Show help (also after any command).",
-    "  -v, --version  Show the version.",
-    "",
-    'Run "openrath <command> --help" for a command\'s arguments and options.',
-    "",
-  ].join("\n");
 }
 
 /** One line: what failed, and the stable code of an OpenRath error. */
@@ -123,59 +102,14 @@ export async function main(argv: readonly string[], io: CliIO = {}): Promise<num
     resolve: (path) => resolve(cwd, path),
   };
   try {
-    const [first, ...rest] = argv;
-    if (first === undefined || first === "--help" || first === "-h") {
-      stdout.write(rootHelp());
-      return 0;
-    }
-    if (first === "--version" || first === "-v") {
-      stdout.write(`openrath ${version()}\n`);
-      return 0;
-    }
-    if (first === "help") return await main(rest.length > 0 ? [...rest, "--help"] : [], io);
-    const found = COMMANDS.find((c) => c.name === first);
-    if (!found) {
-      const hint = first.startsWith("-") ? "an option needs a command before it" : "unknown command";
-      throw new UsageError(
-        `${hint}: ${JSON.stringify(first)}; commands: ${COMMANDS.map((c) => c.name).join(", ")}; see openrath --help`,
-      );
-    }
-    let command: Command;
-    let words: string[];
-    if ("commands" in found) {
-      const [sub, ...subRest] = rest;
-      if (sub === undefined || sub === "--help" || sub === "-h") {
-        stdout.write(groupHelp(found));
-        return 0;
-      }
-      const match = found.commands.find((c) => c.name === `${found.name} ${sub}`);
-      if (!match) {
-        throw new UsageError(
-          `unknown command ${JSON.stringify(`${found.name} ${sub}`)}; ${found.name} commands: ${found.commands
-            .map((c) => c.name.split(" ").at(-1))
-            .join(", ")}; see openrath ${found.name} --help`,
-        );
-      }
-      command = match;
-      words = subRest;
-    } else {
-      command = found;
-      words = rest;
-    }
-    // `pnpm demo -- --record x` hands the separator through; a command without arguments has no use for it.
-    if (words[0] === "--" && command.args.length === 0) words = words.slice(1);
-    const parsed = parseArgs(words, {
-      command: `openrath ${command.name}`,
-      args: command.args,
-      options: command.options,
+    return await runProgram(argv, {
+      commands: COMMANDS,
+      version: `openrath ${version()}`,
+      stdout,
+      run: (command, parsed) => command.run(ctx, parsed),
     });
-    if (parsed.help) {
-      stdout.write(commandHelp(command));
-      return 0;
-    }
-    return (await command.run(ctx, parsed)) ?? 0;
   } catch (error) {
-    const usage = error instanceof UsageError;
+    const usage = OpenRathError.isInstance(error, "usage");
     stderr.write(`${err.red("openrath:")} ${errorLine(error)}\n`);
     if (env.OPENRATH_DEBUG && env.OPENRATH_DEBUG !== "0" && error instanceof Error && error.stack) {
       stderr.write(`${error.stack}\n`);
