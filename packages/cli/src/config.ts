@@ -36,6 +36,54 @@ export const configSchema = z.object({
       "The embedded store's directory (PGlite database and the demo's workspace), relative to where the command runs.",
     )
     .meta({ example: "/var/lib/openrath" }),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
+    .optional()
+    .describe(
+      "Redis for the runtime's wake-ups and live events across processes (`serve`, `worker`); the store's own notifications are the fallback when it is down.",
+    )
+    .meta({ example: "redis://redis:6379" }),
+  OPENRATH_S3_BUCKET: z
+    .string()
+    .min(3)
+    .max(63)
+    .optional()
+    .describe(
+      "An S3 bucket for large payloads (strings of 64 KiB and more in a run's chunks); without it the embedded store keeps them under OPENRATH_STATE/artifacts, and PostgreSQL keeps them in the database.",
+    )
+    .meta({ example: "openrath-artifacts" }),
+  OPENRATH_S3_ENDPOINT: z
+    .url()
+    .optional()
+    .describe("With OPENRATH_S3_BUCKET: an S3-compatible endpoint (path-style addressing); default AWS.")
+    .meta({ example: "http://minio:9000" }),
+  OPENRATH_S3_REGION: z
+    .string()
+    .min(1)
+    .default("us-east-1")
+    .describe("With OPENRATH_S3_BUCKET: the bucket's region.")
+    .meta({ example: "eu-west-1" }),
+  AWS_ACCESS_KEY_ID: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("With OPENRATH_S3_BUCKET: the access key (else the AWS SDK's default credential chain).")
+    .meta({ example: "AKIA…" }),
+  AWS_SECRET_ACCESS_KEY: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("With AWS_ACCESS_KEY_ID: its secret (never printed).")
+    .meta({ example: "…" }),
+  OPENRATH_MEMORY_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "The directory of the memory store `serve` fronts at /v1/memory (one process writes it); default OPENRATH_STATE/memory on the embedded store, none with DATABASE_URL.",
+    )
+    .meta({ example: "/var/lib/openrath/memory" }),
   PORT: z.coerce
     .number()
     .int()

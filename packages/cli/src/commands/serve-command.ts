@@ -1,32 +1,16 @@
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { OpenRathError } from "@openrath/core";
-import type { DurableRuntime, RunStoreV1 } from "@openrath/runtime-durable";
+import type { DurableRuntime } from "@openrath/runtime-durable";
 import type { AuthOptions } from "@openrath/server";
 import { type Config, readConfig, stateDir } from "../config.js";
 import { UsageError } from "../internal/args.js";
 import type { Command, CommandContext } from "../internal/command.js";
+import { openBackends } from "./backends.js";
 
 type Options = Readonly<Record<string, string | true | undefined>>;
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
-
-/** The store `serve` and `worker` run on: PostgreSQL with `DATABASE_URL`, else PGlite under `--state`. */
-async function openStore(
-  ctx: CommandContext,
-  config: Config,
-  options: Options,
-): Promise<{ store: RunStoreV1; where: string }> {
-  const { pgliteStore, postgresStore } = await import("@openrath/store-postgres");
-  const url = config.DATABASE_URL;
-  if (url)
-    return {
-      store: await postgresStore({ connectionString: url, schema: config.OPENRATH_DB_SCHEMA }),
-      where: "PostgreSQL (DATABASE_URL)",
-    };
-  const dataDir = join(stateDir(ctx, config, options), "db");
-  return { store: await pgliteStore({ dataDir }), where: dataDir };
-}
 
 /**
  * Registers the workflows `serve` and `worker` run: those a module exports (`--workflows <file>`:
@@ -167,28 +151,20 @@ export const serveCommand: Command = {
     const { createServer } = await import("@openrath/server");
     const { createDurableRuntime } = await import("@openrath/runtime-durable");
     const signal = stopSignal();
-    const { store, where } = await openStore(ctx, config, options);
-    // The embedded store is one process's: in-process signals reach every follower, live token
-    // deltas included (its own notifications carry no live payloads).
-    const { inProcessSignals } = await import("@openrath/runtime-durable/store");
+    const backends = await openBackends(ctx, config, options, "serve");
     const runtime = createDurableRuntime({
-      store,
-      ...(config.DATABASE_URL ? {} : { signals: inProcessSignals() }),
+      store: backends.store,
+      ...(backends.signals ? { signals: backends.signals } : {}),
     });
     try {
       const names = await registerWorkflows(ctx, config, runtime, options);
       const worker = options["no-worker"] ? undefined : runtime.worker({ concurrency });
       await worker?.start();
-      const { filesystemArtifactStore } = await import("@openrath/runtime-durable");
       const app = await createServer({
         runtime,
         host,
-        // The embedded defaults keep artifacts beside the database.
-        ...(config.DATABASE_URL
-          ? {}
-          : {
-              artifacts: filesystemArtifactStore({ root: join(stateDir(ctx, config, options), "artifacts") }),
-            }),
+        ...(backends.artifacts ? { artifacts: backends.artifacts } : {}),
+        ...(backends.memory ? { memory: backends.memory } : {}),
         auth: authOptions(String(auth), config),
         rateLimit: { max: config.OPENRATH_RATE_LIMIT },
         ...(config.OPENRATH_CORS_ORIGINS ? { corsOrigins: config.OPENRATH_CORS_ORIGINS } : {}),
@@ -200,7 +176,7 @@ export const serveCommand: Command = {
       ctx.stderr.write(
         [
           `OpenRath server on ${url} (API reference ${url}/docs)`,
-          `  store      ${where}`,
+          ...backends.lines.map((line) => `  ${line}`),
           `  workflows  ${names.join(", ")}`,
           `  worker     ${worker ? `in this process, ${concurrency} at once` : "none (--no-worker)"}`,
           `  auth       ${auth === "local" ? "local: no token needed on this loopback host" : auth === "jwt" ? `JWTs from ${config.OPENRATH_JWT_ISSUER}` : "bearer tokens (openrath tokens create)"}`,
@@ -217,6 +193,7 @@ export const serveCommand: Command = {
     } finally {
       signal.dispose();
       await runtime.close();
+      await backends.close();
     }
   },
 };
@@ -239,14 +216,21 @@ export const workerCommand: Command = {
     );
     const { createDurableRuntime } = await import("@openrath/runtime-durable");
     const signal = stopSignal();
-    const { store, where } = await openStore(ctx, config, options);
-    const runtime = createDurableRuntime({ store });
+    const backends = await openBackends(ctx, config, options, "worker");
+    const runtime = createDurableRuntime({
+      store: backends.store,
+      ...(backends.signals ? { signals: backends.signals } : {}),
+    });
     try {
       const names = await registerWorkflows(ctx, config, runtime, options);
       const worker = runtime.worker({ concurrency });
       await worker.start();
       ctx.stderr.write(
-        `OpenRath worker on ${where}: ${names.join(", ")}, ${concurrency} at once. Stop with Ctrl-C.\n`,
+        [
+          `OpenRath worker: ${names.join(", ")}, ${concurrency} at once. Stop with Ctrl-C.`,
+          ...backends.lines.map((line) => `  ${line}`),
+          "",
+        ].join("\n"),
       );
       const received = await signal.stopped;
       ctx.stderr.write(`${received}: stopping — the steps in flight finish or are handed over…\n`);
