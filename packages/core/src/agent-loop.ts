@@ -165,11 +165,14 @@ export async function runLoop(
         run,
         signal: run.signal,
         own,
+        policy: config.policy,
         session: out,
         onDelta,
       }));
     } catch (error) {
-      if (error instanceof BudgetExceededError) throw error;
+      // A budget or policy stop already carries the session with its record; it is not a failure of the agent.
+      if (error instanceof BudgetExceededError || OpenRathError.isInstance(error, "policy_refused"))
+        throw error;
       return fail(error, `calling the model on turn ${turn}`);
     }
     if (signal.aborted) fail(signal.reason, `on turn ${turn}`);
@@ -200,6 +203,8 @@ export async function runLoop(
       signal,
       emit,
       policy: config.toolPolicy,
+      callPolicies: run.policy || config.policy ? [run.policy, config.policy] : undefined,
+      secrets: run.secrets,
       admitted,
       hooks: run.calls,
       position,

@@ -1,11 +1,13 @@
 import type { AgentMemory, AgentMemoryOptions } from "./agent-memory.js";
 import type { Budget, BudgetLimits } from "./budget.js";
+import type { CallPolicy } from "./call-policy.js";
 import type { CallPosition, RunScope } from "./call-position.js";
 import type { AssistantChunk, ToolCall } from "./chunk.js";
 import { OpenRathError } from "./errors.js";
 import type { JsonValue } from "./json.js";
 import type { ProviderRequest, ProviderResponse, ProviderV1, RetryPolicy } from "./provider.js";
 import type { Registry } from "./registry.js";
+import type { SecretProviderV1 } from "./secret.js";
 import type { Session } from "./session.js";
 import type { Tool, ToolContext } from "./tool.js";
 import type { ToolPolicy } from "./tool-policy.js";
@@ -24,6 +26,12 @@ export interface AgentOptions {
   /** Most model calls in one run (default 32). Hitting it is recorded, not thrown. */
   readonly maxTurns?: number;
   readonly toolPolicy?: ToolPolicy;
+  /**
+   * Rules that may refuse this agent's model and tool calls before they are made, seeing the
+   * trust labels of the session so far (see {@link CallPolicy}); checked after the run's own
+   * `RunOptions.policy`.
+   */
+  readonly policy?: CallPolicy;
   /**
    * Limits on one run of this agent, counting only what the run's own model calls spend (not the
    * usage its input inherited). A cost limit needs `prices`.
@@ -140,6 +148,16 @@ export interface RunOptions {
   readonly onEvent?: (event: RunEvent) => void;
   /** Wraps every model and tool call of the run (journals, tracing, tests). */
   readonly calls?: CallHooks;
+  /**
+   * Rules that may refuse any model or tool call of the run before it is made (before `calls`);
+   * see {@link CallPolicy}. A durable runtime's `policy` option arrives here for every step.
+   */
+  readonly policy?: CallPolicy;
+  /**
+   * Where tools' `ctx.secret(name)` reads secrets (default: the process-wide provider, see
+   * `setSecretProvider`, which reads the environment unless replaced).
+   */
+  readonly secrets?: SecretProviderV1;
   /** The run's branch numbering; made by the outermost `run()`, shared by everything under it. */
   readonly scope?: RunScope;
 }

@@ -2,6 +2,7 @@ import { OpenRathError } from "./errors.js";
 import { newId } from "./internal/id.js";
 import { frozenCopy, MAX_JSON_DEPTH } from "./internal/json-checks.js";
 import type { JsonValue } from "./json.js";
+import { TRUST_LABELS, type TrustLabel } from "./trust.js";
 import type { Usage } from "./usage.js";
 
 /** The five kinds of chunk. `event` chunks are runtime records the model never sees. */
@@ -67,6 +68,11 @@ export interface UserChunk extends ChunkBase {
   readonly untrusted?: boolean;
   /** Where untrusted text came from, such as a memory entry id or a URL. */
   readonly source?: string;
+  /**
+   * Where the text came from, when it is not simply the user's (`memory_recall`, `external`,
+   * `tool_output`, `model`); see `trustOf`, which derives the label of every chunk.
+   */
+  readonly trust?: TrustLabel;
   /** For a summary written by a model (a compressor): the usage of that call. */
   readonly usage?: Usage;
   /** For a model-written summary: the model. */
@@ -237,6 +243,9 @@ export function createChunk(input: ChunkInput, sessionId: string, now: number = 
   for (const key of ["model", "finishReason", "source", "requestHash"] as const) {
     if (!optionalString(c[key])) invalid(`Chunk \`${key}\` must be a string when given.`, input);
   }
+  if (c.trust !== undefined && !TRUST_LABELS.includes(c.trust as TrustLabel)) {
+    invalid(`Chunk \`trust\` must be one of ${TRUST_LABELS.join(", ")} when given.`, input);
+  }
   for (const key of ["untrusted", "isError"] as const) {
     if (c[key] !== undefined && typeof c[key] !== "boolean")
       invalid(`Chunk \`${key}\` must be a boolean when given.`, input);
@@ -362,7 +371,7 @@ function frozenJson(value: unknown, path: string, input: unknown, depth = 0): Js
 /** The kind-specific fields each chunk kind keeps, in serialization order. */
 const FIELDS: Record<ChunkKind, readonly string[]> = {
   system: ["content"],
-  user: ["content", "untrusted", "source", "usage", "model", "requestHash", "carriedUsage"],
+  user: ["content", "untrusted", "source", "trust", "usage", "model", "requestHash", "carriedUsage"],
   assistant: ["content", "toolCalls", "reasoning", "usage", "model", "finishReason", "requestHash"],
   tool_result: ["toolCallId", "name", "content", "isError"],
   event: ["name", "data", "usage", "model"],

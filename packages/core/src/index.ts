@@ -30,6 +30,13 @@ export {
   workspacePathExists,
   writeWorkspaceFile,
 } from "./builtin-tools.js";
+export {
+  type CallPolicy,
+  type PolicyContext,
+  PolicyRefusedError,
+  type PolicyToolCall,
+  type PolicyVerdict,
+} from "./call-policy.js";
 export type { CallPosition, RunScope } from "./call-position.js";
 export {
   type AssistantChunk,
@@ -129,6 +136,17 @@ export {
   type SandboxV1,
 } from "./sandbox.js";
 export { type Script, ScriptedProvider, type ScriptedTurn } from "./scripted-provider.js";
+export {
+  defaultSecretProvider,
+  envSecrets,
+  isSecretRef,
+  redactSecrets,
+  resolveSecret,
+  type SecretProviderV1,
+  type SecretRef,
+  secret,
+  setSecretProvider,
+} from "./secret.js";
 export { type Route, Selector, type SelectorOptions, type SelectorRule } from "./selector.js";
 export {
   type BranchOptions,
@@ -154,6 +172,7 @@ export {
   type ToolInterruptRequest,
 } from "./tool.js";
 export type { ToolPolicy } from "./tool-policy.js";
+export { isTrustedLabel, TRUST_LABELS, type TrustLabel, trustLabels, trustOf } from "./trust.js";
 export {
   costOf,
   formatUsageTable,

@@ -1,5 +1,6 @@
 import type { ModelCall, RunOptions } from "./agent-options.js";
 import { type Budget, type BudgetHold, budgetStop } from "./budget.js";
+import { type CallPolicy, judge, PolicyRefusedError } from "./call-policy.js";
 import type { CallPosition } from "./call-position.js";
 import {
   callProvider,
@@ -35,6 +36,8 @@ export interface ModelCallSpec {
   readonly signal: AbortSignal | undefined;
   /** The step's own limits for this run, if any. */
   readonly own?: Budget | undefined;
+  /** The step's own call policy (an agent's `policy`), checked after the run's. */
+  readonly policy?: CallPolicy | undefined;
   /** Where a budget stop is recorded (the session the step is writing). */
   readonly session: Session;
   /** Receives streamed text and tool-call deltas. */
@@ -54,15 +57,27 @@ function estimate(spec: ModelCallSpec): number {
 }
 
 /**
- * The one path of every model call in a run: reserve the budgets (or stop, the same way for every
- * step), go through the run's `calls.model` hook, call the provider with retries (streaming or
+ * The one path of every model call in a run: ask the call policies (or stop), reserve the budgets
+ * (or stop, the same way for every step), go through the run's `calls.model` hook, call the provider with retries (streaming or
  * not), and settle the budgets with what the call used.
  *
+ * @throws {PolicyRefusedError} before the call when a call policy refuses it.
  * @throws {BudgetExceededError} before the call when a budget refuses it.
  */
 export async function callModel(spec: ModelCallSpec): Promise<ModelCallResult> {
   const { request, run } = spec;
   const fingerprint = requestFingerprint(request, spec.messagesDigest);
+  const call: ModelCall = {
+    by: spec.by,
+    position: spec.position,
+    request,
+    fingerprint,
+    streaming: spec.streaming,
+  };
+  if (run.policy || spec.policy) {
+    const refusal = await judge([run.policy, spec.policy], "model", call, spec.session);
+    if (refusal) throw policyStop(spec, refusal.reason, refusal.cause);
+  }
   const holds: BudgetHold[] = [];
   if (run.budget || spec.own) {
     const budgets: [Budget | undefined, "run" | "own"][] = [
@@ -95,13 +110,6 @@ export async function callModel(spec: ModelCallSpec): Promise<ModelCallResult> {
   try {
     const hook = run.calls?.model;
     if (hook) {
-      const call: ModelCall = {
-        by: spec.by,
-        position: spec.position,
-        request,
-        fingerprint,
-        streaming: spec.streaming,
-      };
       response = await hook.call(run.calls, call, () => callProvider(spec.provider, request, options));
     } else response = await callProvider(spec.provider, request, options);
   } catch (error) {
@@ -110,4 +118,21 @@ export async function callModel(spec: ModelCallSpec): Promise<ModelCallResult> {
   }
   for (const h of holds) h.settle(response.usage, response.model);
   return { response, fingerprint };
+}
+
+/** The error a refused model call stops with, its session ending with a `policy.refused` event. */
+function policyStop(spec: ModelCallSpec, reason: string, cause: unknown): PolicyRefusedError {
+  const call = spec.position.index + 1;
+  const recorded = spec.session.append({
+    kind: "event",
+    name: "policy.refused",
+    author: spec.author,
+    data: { target: "model", by: spec.by, kind: spec.kind, call, reason },
+  });
+  return new PolicyRefusedError(
+    `${spec.kind} "${spec.by}": the call policy refused model call ${call}: ${reason}.`,
+    recorded,
+    { by: spec.by, call, reason },
+    cause,
+  );
 }

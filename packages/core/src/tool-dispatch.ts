@@ -1,8 +1,10 @@
 import type { AgentEvent, CallHooks, ToolDispatch, ToolOutcome, ToolRunOverride } from "./agent-options.js";
+import { type CallPolicy, judge, type PolicyToolCall } from "./call-policy.js";
 import type { CallPosition } from "./call-position.js";
 import type { ChunkInput, ToolCall } from "./chunk.js";
 import { OpenRathError } from "./errors.js";
 import { raceAbort } from "./internal/abort.js";
+import { redactSecrets, resolveSecret, type SecretProviderV1, secret } from "./secret.js";
 import type { Session } from "./session.js";
 import { parseToolArguments, projectToolResult, type Tool, toolErrorContent } from "./tool.js";
 import { type ToolPolicy, toolPolicyDenial } from "./tool-policy.js";
@@ -17,6 +19,10 @@ export interface DispatchContext {
   readonly signal: AbortSignal;
   readonly emit: (event: AgentEvent) => void;
   readonly policy: ToolPolicy | undefined;
+  /** The run's and the agent's call policies, asked before each call runs. */
+  readonly callPolicies?: readonly (CallPolicy | undefined)[] | undefined;
+  /** Where `ctx.secret(name)` reads (default: the process-wide secret provider). */
+  readonly secrets?: SecretProviderV1 | undefined;
   /** Tool calls the policy admitted so far in the session (its `maxCalls` counts these). */
   readonly admitted: { count: number };
   readonly hooks: CallHooks | undefined;
@@ -37,7 +43,13 @@ const abandoned = () => ABANDONED_TOOL;
 const failed = (content: string): ToolOutcome => ({ content, isError: true });
 
 /** The error kinds of tool calls that never ran, which a per-session call budget does not count. */
-const NOT_RUN = new Set(["invalid_tool_arguments", "unknown_tool", "tool_policy_denied", "tool_not_started"]);
+const NOT_RUN = new Set([
+  "invalid_tool_arguments",
+  "unknown_tool",
+  "tool_policy_denied",
+  "policy_refused",
+  "tool_not_started",
+]);
 
 /**
  * How many tool calls ran in `session` so far (every result but those of calls refused before
@@ -69,7 +81,18 @@ export function toolCallsRun(session: Session): number {
  * abandoned (their result says so) and queued ones are not started, so dispatch returns promptly
  * even when a tool ignores its signal.
  */
-export async function dispatch(calls: readonly ToolCall[], ctx: DispatchContext): Promise<ChunkInput[]> {
+export async function dispatch(calls: readonly ToolCall[], given: DispatchContext): Promise<ChunkInput[]> {
+  // Records of calls a call policy refused, appended after the turn's results.
+  const refused: ChunkInput[] = [];
+  const ctx: Turn = given.callPolicies ? { ...given, refused } : given;
+  const results = await dispatchTurn(calls, ctx);
+  return refused.length > 0 ? [...results, ...refused] : results;
+}
+
+/** A turn's dispatch context, with where policy refusals are recorded when call policies apply. */
+type Turn = DispatchContext & { readonly refused?: ChunkInput[] };
+
+async function dispatchTurn(calls: readonly ToolCall[], ctx: Turn): Promise<ChunkInput[]> {
   if (calls.length === 1) {
     // One call (the common turn): no lanes to keep.
     const call = calls[0]!;
@@ -195,7 +218,7 @@ async function execute(
   call: ToolCall,
   order: number,
   p: Extract<Prepared, { ready: true }>,
-  ctx: DispatchContext,
+  ctx: Turn,
 ): Promise<ToolOutcome> {
   const name = p.tool.name;
   start(call, ctx);
@@ -212,6 +235,31 @@ async function execute(
       return end(
         call,
         failed(toolErrorContent("tool_policy_denied", `Tool policy denied "${name}": ${denial}.`)),
+        ctx,
+      );
+    }
+  }
+  if (ctx.callPolicies) {
+    const judged: PolicyToolCall = {
+      by: ctx.agent,
+      position: ctx.position,
+      order,
+      call,
+      session: ctx.session,
+      tool: p.tool,
+      args: p.args,
+    };
+    const refusal = await judge(ctx.callPolicies, "tool", judged, ctx.session);
+    if (refusal) {
+      ctx.refused?.push({
+        kind: "event",
+        name: "policy.refused",
+        author: ctx.author,
+        data: { target: "tool", by: ctx.agent, tool: name, callId: call.id, reason: refusal.reason },
+      });
+      return end(
+        call,
+        failed(toolErrorContent("policy_refused", `The call policy refused "${name}": ${refusal.reason}.`)),
         ctx,
       );
     }
@@ -272,11 +320,32 @@ async function runTool(
   ctx: DispatchContext,
   override?: ToolRunOverride,
 ): Promise<ToolOutcome> {
-  const name = p.tool.name;
   const args = override && "args" in override ? override.args : p.args;
+  // Values the tool read through ctx.secret, kept out of what it returns to the transcript.
+  const resolved = new Map<string, string>();
+  const readSecret = async (secretName: string) => {
+    const value = await resolveSecret(secret(secretName), { secrets: ctx.secrets, signal: ctx.signal });
+    resolved.set(secretName, value);
+    return value;
+  };
+  const clean = (outcome: ToolOutcome): ToolOutcome =>
+    resolved.size === 0 ? outcome : { ...outcome, content: redactSecrets(outcome.content, resolved) };
+  return clean(await runToolWith(call, p, ctx, args, readSecret, override));
+}
+
+async function runToolWith(
+  call: ToolCall,
+  p: Extract<Prepared, { ready: true }>,
+  ctx: DispatchContext,
+  args: unknown,
+  readSecret: (name: string) => Promise<string>,
+  override: ToolRunOverride | undefined,
+): Promise<ToolOutcome> {
+  const name = p.tool.name;
   try {
     const running = p.tool.execute(args as never, {
       ...override?.context,
+      secret: readSecret,
       session: ctx.session,
       agent: ctx.agent,
       callId: call.id,

@@ -119,6 +119,16 @@ export interface ToolContext {
   readonly interrupt?: (request: ToolInterruptRequest) => Promise<ToolInterruptDecision>;
   /** What the runtime running the call adds (a durable runtime's journal, say), keyed by name. */
   readonly extensions?: Readonly<Record<string, unknown>>;
+  /**
+   * The value of secret `name`, read now from the run's secret provider (`RunOptions.secrets`,
+   * else the process-wide one, which reads the environment by default). The value is replaced
+   * by `[secret NAME]` wherever it appears in what the tool returns or throws, so it never
+   * enters the transcript. Always set when an agent runs the tool; absent only in a context
+   * built by hand.
+   *
+   * @throws {OpenRathError} `secret_not_found` naming the secret (never a value).
+   */
+  readonly secret?: (name: string) => Promise<string>;
 }
 
 /** A model-callable function with a JSON Schema for its arguments. Make one with {@link defineTool}. */
