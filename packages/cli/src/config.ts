@@ -139,6 +139,16 @@ export const configSchema = z.object({
     .default(8)
     .describe("Runs a worker executes at once (`--concurrency`).")
     .meta({ example: "32" }),
+  OPENRATH_WORKER_LEASE_MS: z.coerce
+    .number()
+    .int()
+    .min(500)
+    .max(3_600_000)
+    .default(30_000)
+    .describe(
+      "How long a worker's claim on a run lasts between heartbeats: a worker that dies is replaced after at most this long.",
+    )
+    .meta({ example: "10000" }),
   OPENRATH_TENANT: z
     .string()
     .min(1)

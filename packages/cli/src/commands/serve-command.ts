@@ -158,7 +158,9 @@ export const serveCommand: Command = {
     });
     try {
       const names = await registerWorkflows(ctx, config, runtime, options);
-      const worker = options["no-worker"] ? undefined : runtime.worker({ concurrency });
+      const worker = options["no-worker"]
+        ? undefined
+        : runtime.worker({ concurrency, leaseMs: config.OPENRATH_WORKER_LEASE_MS });
       await worker?.start();
       const app = await createServer({
         runtime,
@@ -223,7 +225,7 @@ export const workerCommand: Command = {
     });
     try {
       const names = await registerWorkflows(ctx, config, runtime, options);
-      const worker = runtime.worker({ concurrency });
+      const worker = runtime.worker({ concurrency, leaseMs: config.OPENRATH_WORKER_LEASE_MS });
       await worker.start();
       ctx.stderr.write(
         [

@@ -10,3 +10,18 @@ export const greet = defineWorkflow("greet").step(
 
 /** Not a workflow: `--workflows` registers only the exports that are. */
 export const notAWorkflow = { name: "nothing" };
+
+/** Stores `TICKS` events per step with a pause between them, over three steps: a run to cut mid-way. */
+const ticks =
+  (step: string) => async (session: Session, ctx: { emit(type: string, data: object): Promise<unknown> }) => {
+    for (let i = 1; i <= 5; i++) {
+      await ctx.emit("tick", { step, i });
+      await new Promise((resolve) => setTimeout(resolve, 120));
+    }
+    return session.append({ kind: "assistant", content: `${step} done` });
+  };
+
+export const ticker = defineWorkflow("ticker")
+  .step("one", ticks("one"), { entry: true, next: "two" })
+  .step("two", ticks("two"), { next: "three" })
+  .step("three", ticks("three"));
