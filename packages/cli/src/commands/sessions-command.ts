@@ -180,11 +180,36 @@ const showCommand: Command = {
   args: [
     { name: "<id | path>", description: "A log file, or a session id (full, a prefix, or the short id)." },
   ],
-  options: [DIR_OPTION],
-  examples: ["openrath sessions show 3f2a9c1d", "openrath sessions show ./recording/0199….jsonl"],
+  options: [
+    DIR_OPTION,
+    {
+      name: "json",
+      description:
+        "Print one JSON object: the log's path, state, times and usage, and the session as Session.toJSON() writes it.",
+    },
+  ],
+  examples: [
+    "openrath sessions show 3f2a9c1d",
+    "openrath sessions show ./recording/0199….jsonl",
+    "openrath sessions show 3f2a9c1d --json",
+  ],
   async run(ctx, { positionals, options }) {
     const log = await findLog(ctx, positionals[0]!, logDir(ctx, options.dir));
     const s = log.session;
+    if (options.json) {
+      const document = {
+        format: "openrath.session-log",
+        version: 1,
+        path: log.path,
+        state: log.closed ? "closed" : log.torn ? "torn" : "partial",
+        createdAt: log.header.created_at,
+        closedAt: log.trailer?.closed_at ?? null,
+        usage: usageReport(s.chunks),
+        session: s.toJSON(),
+      };
+      ctx.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
+      return 0;
+    }
     const { bold, dim } = ctx.out;
     const state = log.closed ? "closed" : log.torn ? "unfinished, last line torn" : "unfinished";
     const width = Math.max(40, (ctx.stdout.columns || 100) - 42);
