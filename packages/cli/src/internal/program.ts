@@ -22,7 +22,7 @@ const PROGRAM = "openrath";
 /**
  * Parses `argv` (the words after the program name) with commander against the declared commands
  * and runs the one it names. Returns the exit status: 0 after help or the version, else the
- * command's. Never exits the process and writes nothing to stderr (see ADR 0029).
+ * command's. Never exits the process and writes nothing to stderr (see ADR 0030).
  *
  * @throws {UsageError} for a command line that names nothing runnable: an unknown command or
  *   option, a missing or extra argument, a value outside an option's choices.
