@@ -1,6 +1,6 @@
 // Workflows for `openrath serve --workflows` and `openrath worker --workflows` in tests.
 import type { Session } from "@openrath/core";
-import { defineWorkflow } from "@openrath/runtime-durable";
+import { defineWorkflow, type StepContext } from "@openrath/runtime-durable";
 
 export const greet = defineWorkflow("greet").step(
   "answer",
@@ -12,14 +12,13 @@ export const greet = defineWorkflow("greet").step(
 export const notAWorkflow = { name: "nothing" };
 
 /** Stores `TICKS` events per step with a pause between them, over three steps: a run to cut mid-way. */
-const ticks =
-  (step: string) => async (session: Session, ctx: { emit(type: string, data: object): Promise<unknown> }) => {
-    for (let i = 1; i <= 5; i++) {
-      await ctx.emit("tick", { step, i });
-      await new Promise((resolve) => setTimeout(resolve, 120));
-    }
-    return session.append({ kind: "assistant", content: `${step} done` });
-  };
+const ticks = (step: string) => async (session: Session, ctx: StepContext) => {
+  for (let i = 1; i <= 5; i++) {
+    await ctx.emit("tick", { step, i });
+    await new Promise((resolve) => setTimeout(resolve, 120));
+  }
+  return session.append({ kind: "assistant", content: `${step} done` });
+};
 
 export const ticker = defineWorkflow("ticker")
   .step("one", ticks("one"), { entry: true, next: "two" })
