@@ -23,6 +23,10 @@ export const ACTIONS = [
   "token.create",
   "token.revoke",
   "audit.read",
+  "schedule.read",
+  "schedule.write",
+  "webhook.read",
+  "webhook.write",
 ] as const;
 
 /** An action a route needs (see {@link ACTIONS}). */

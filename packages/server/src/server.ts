@@ -28,6 +28,7 @@ import { healthRoutes } from "./routes/health.js";
 import { interruptRoutes } from "./routes/interrupts.js";
 import { memoryRoutes } from "./routes/memory.js";
 import { runRoutes } from "./routes/runs.js";
+import { scheduleRoutes } from "./routes/schedules.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { RunFollowers } from "./run-followers.js";
@@ -246,6 +247,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   await app.register(memoryRoutes(context));
   await app.register(tokenRoutes(context));
   await app.register(auditRoutes(context));
+  await app.register(scheduleRoutes(context));
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

@@ -2350,6 +2350,386 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List schedules */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The `next` of the previous page. */
+                    cursor?: string;
+                    /** @description 1..200, default 50. */
+                    limit?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: components["schemas"]["Schedule"][];
+                            next: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create a cron schedule */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateScheduleInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Schedule"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/{scheduleId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a schedule */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    scheduleId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Schedule"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a schedule */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    scheduleId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change a schedule
+         * @description A new `cron`, `timezone` or `enabled: true` sets the next firing to the expression's first time after now.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    scheduleId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UpdateScheduleInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Schedule"];
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2564,6 +2944,61 @@ export interface components {
             };
             /** Format: date-time */
             deadline?: string;
+        };
+        ScheduleInput: {
+            id: string;
+            tenantId: string;
+            projectId: string | null;
+            /** @description The workflow's name, resolved to its deployed revision at each firing. */
+            assistant: string;
+            /** @description The user message each firing's run starts from. */
+            input: string;
+            cron: string;
+            timezone: string;
+            enabled: boolean;
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description ISO 8601 time (UTC) of the next firing; null when disabled. */
+            nextFireAt: string | null;
+            lastFiredAt: string | null;
+            lastRunId: string | null;
+            lastError: {
+                code: string;
+                message: string;
+            } | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        CreateScheduleInput: {
+            /** @description The workflow's name (its deployed revision at each firing). */
+            assistant: string;
+            /** @description The user message each firing's run starts from. */
+            input: string;
+            /** @description Five fields (minute hour day-of-month month day-of-week) or six with seconds first; a bad one is 400 `invalid_cron`. */
+            cron: string;
+            /** @description An IANA time zone (default `UTC`). */
+            timezone?: string;
+            enabled?: boolean;
+            /** @description Kept with each run the schedule starts. */
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        UpdateScheduleInput: {
+            /** @description The workflow's name (its deployed revision at each firing). */
+            assistant?: string;
+            /** @description The user message each firing's run starts from. */
+            input?: string;
+            /** @description Five fields (minute hour day-of-month month day-of-week) or six with seconds first; a bad one is 400 `invalid_cron`. */
+            cron?: string;
+            /** @description An IANA time zone (default `UTC`). */
+            timezone?: string;
+            enabled?: boolean;
+            /** @description Kept with each run the schedule starts. */
+            metadata?: {
+                [key: string]: unknown;
+            };
         };
         LineageGraphInput: {
             nodes: {
@@ -2805,6 +3240,61 @@ export interface components {
             };
             /** Format: date-time */
             deadline?: string;
+        };
+        Schedule: {
+            id: string;
+            tenantId: string;
+            projectId: string | null;
+            /** @description The workflow's name, resolved to its deployed revision at each firing. */
+            assistant: string;
+            /** @description The user message each firing's run starts from. */
+            input: string;
+            cron: string;
+            timezone: string;
+            enabled: boolean;
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description ISO 8601 time (UTC) of the next firing; null when disabled. */
+            nextFireAt: string | null;
+            lastFiredAt: string | null;
+            lastRunId: string | null;
+            lastError: {
+                code: string;
+                message: string;
+            } | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        CreateSchedule: {
+            /** @description The workflow's name (its deployed revision at each firing). */
+            assistant: string;
+            /** @description The user message each firing's run starts from. */
+            input: string;
+            /** @description Five fields (minute hour day-of-month month day-of-week) or six with seconds first; a bad one is 400 `invalid_cron`. */
+            cron: string;
+            /** @description An IANA time zone (default `UTC`). */
+            timezone?: string;
+            enabled?: boolean;
+            /** @description Kept with each run the schedule starts. */
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        UpdateSchedule: {
+            /** @description The workflow's name (its deployed revision at each firing). */
+            assistant?: string;
+            /** @description The user message each firing's run starts from. */
+            input?: string;
+            /** @description Five fields (minute hour day-of-month month day-of-week) or six with seconds first; a bad one is 400 `invalid_cron`. */
+            cron?: string;
+            /** @description An IANA time zone (default `UTC`). */
+            timezone?: string;
+            enabled?: boolean;
+            /** @description Kept with each run the schedule starts. */
+            metadata?: {
+                [key: string]: unknown;
+            };
         };
         LineageGraph: {
             nodes: {

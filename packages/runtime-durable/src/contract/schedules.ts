@@ -1,7 +1,7 @@
 import type { JsonObject } from "@openrath/core";
 import type { AuditInput } from "./access.js";
 import type { Page } from "./journal-records.js";
-import type { RunErrorInfo, SubmitInput } from "./run-records.js";
+import type { PlanRecord, RunErrorInfo, SubmitInput } from "./run-records.js";
 
 /**
  * A stored schedule: a workflow started by name on a cron expression. Times are epoch
@@ -83,6 +83,11 @@ export interface ScheduleFiring {
   readonly fireAt: number;
   /** The database's clock at the firing. */
   readonly now: number;
+  /**
+   * The plan the schedule's workflow name points at now, read in the firing's transaction
+   * (through the store's deployments), or `undefined` when the name is not deployed.
+   */
+  readonly plan: PlanRecord | undefined;
 }
 
 /** What the caller of `fireDue` makes of one firing. */
@@ -141,7 +146,9 @@ export interface SchedulesV1 {
    * own transaction: the schedule row is locked (`FOR UPDATE SKIP LOCKED`, so concurrent callers
    * take different schedules), `plan` says what the firing does, and its run is submitted and the
    * schedule advanced to `plan.nextFireAt` in that one transaction. When `plan` throws, the
-   * transaction rolls back and the firing stays due (the next call tries again).
+   * transaction rolls back and the firing stays due (the next call tries again). `plan` runs
+   * inside the transaction and must not call the store (an embedded store has one connection):
+   * the firing brings what it needs.
    */
   fireDue(limit: number, plan: (firing: ScheduleFiring) => Promise<FiringPlan>): Promise<FireResult>;
   /** The earliest `nextFireAt` of any enabled schedule, or `null`: when a caller need look next. */

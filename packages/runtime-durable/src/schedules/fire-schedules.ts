@@ -15,7 +15,7 @@ const FIRE_BATCH = 16;
 
 /**
  * The next fire time after a firing: after the database's now, so firings missed while nothing
- * ran collapse into the one being fired (see ADR 0029).
+ * ran collapse into the one being fired (see ADR 0031).
  */
 function nextAfter({ schedule, fireAt, now }: ScheduleFiring): number | null {
   try {
@@ -27,16 +27,13 @@ function nextAfter({ schedule, fireAt, now }: ScheduleFiring): number | null {
 }
 
 /**
- * What one firing does: the schedule's workflow name resolved to its deployed revision now, a
- * run of it on a new session holding the schedule's input, keyed by the schedule and the fire
- * time.
+ * What one firing does: a run of the revision the schedule's workflow name points at now (the
+ * store read it in the firing's transaction) on a new session holding the schedule's input, keyed
+ * by the schedule and the fire time. Reads nothing from the store.
  */
-async function planFiring(store: RunStoreV1, firing: ScheduleFiring): Promise<FiringPlan> {
-  const { schedule, fireAt } = firing;
+function planFiring(store: RunStoreV1, firing: ScheduleFiring): FiringPlan {
+  const { schedule, fireAt, plan } = firing;
   const nextFireAt = nextAfter(firing);
-  const deployments = store.capabilities.deployments ? store.deployments : undefined;
-  const deployment = await deployments?.current(schedule.workflow);
-  const plan = deployment ? await store.getPlan(deployment.hash) : undefined;
   if (!plan)
     return {
       nextFireAt,
@@ -88,5 +85,5 @@ async function planFiring(store: RunStoreV1, firing: ScheduleFiring): Promise<Fi
 export async function fireSchedules(store: RunStoreV1, limit = FIRE_BATCH): Promise<FireResult> {
   const schedules = store.capabilities.schedules ? store.schedules : undefined;
   if (!schedules) return { runIds: [], failed: 0 };
-  return schedules.fireDue(limit, (firing) => planFiring(store, firing));
+  return schedules.fireDue(limit, async (firing) => planFiring(store, firing));
 }

@@ -50,7 +50,7 @@ function checkTime(name: string, value: unknown): void {
 
 /**
  * The store's {@link SchedulesV1}. A firing is one transaction: the due row locked with
- * `FOR UPDATE SKIP LOCKED`, the run inserted, the row advanced (ADR 0029).
+ * `FOR UPDATE SKIP LOCKED`, the run inserted, the row advanced (ADR 0031).
  */
 export function schedulesStore(c: StoreContext, run: <T>(work: () => Promise<T>) => Promise<T>): SchedulesV1 {
   return {
@@ -203,7 +203,7 @@ export function schedulesStore(c: StoreContext, run: <T>(work: () => Promise<T>)
  */
 async function fireOne(
   c: StoreContext,
-  plan: (firing: Parameters<Parameters<SchedulesV1["fireDue"]>[1]>[0]) => Promise<FiringPlan>,
+  planOf: (firing: Parameters<Parameters<SchedulesV1["fireDue"]>[1]>[0]) => Promise<FiringPlan>,
 ): Promise<{ run: ReturnType<typeof toRun> | undefined; created: boolean } | undefined> {
   return c.db.transaction().execute(async (tx) => {
     const row = await tables(c, tx)
@@ -220,8 +220,23 @@ async function fireOne(
     if (!row) return undefined;
     const schedule = toSchedule(row);
     const fireAt = schedule.nextFireAt!;
-    const firing = { schedule, fireAt, now: toMs(row.db_now) ?? Date.now() };
-    const planned = await plan(firing);
+    // The name's deployed revision now, in this transaction (the caller must not read the store).
+    const deployed = await tables(c, tx)
+      .selectFrom("deployments as d")
+      .innerJoin("plans as p", "p.hash", "d.hash")
+      .select(["p.hash", "p.name", "p.version", "p.definition"])
+      .where("d.name", "=", schedule.workflow)
+      .executeTakeFirst();
+    const plan = deployed
+      ? {
+          hash: deployed.hash,
+          name: deployed.name,
+          version: deployed.version,
+          definition: JSON.parse(deployed.definition) as JsonObject,
+        }
+      : undefined;
+    const firing = { schedule, fireAt, now: toMs(row.db_now) ?? Date.now(), plan };
+    const planned = await planOf(firing);
     let fired = undefined as ReturnType<typeof toRun> | undefined;
     let created = false;
     let error = planned.error ?? null;

@@ -113,13 +113,16 @@ export function schedulesSuite(context: StoreSuiteContext): void {
       );
 
     group.test(
-      "a due schedule fires once: its run is submitted with the schedule's key, the schedule advanced to the plan's next time, and a second call fires nothing",
+      "a due schedule fires once with the plan its name points at: its run is submitted with the schedule's key, the schedule advanced to the plan's next time, and a second call fires nothing",
       async () => {
         const store = group.track(await context.create());
         const schedules = schedulesOf(store);
         const plan = await registeredPlan(store);
+        if (store.capabilities.deployments) await store.deployments!.deploy(plan.hash);
         const now = await store.now();
-        const due = await schedules.create(scheduleInput("tenant-a", now, -1_000, { projectId: "alpha" }));
+        const due = await schedules.create(
+          scheduleInput("tenant-a", now, -1_000, { projectId: "alpha", workflow: plan.name }),
+        );
         const later = await schedules.create(scheduleInput("tenant-a", now, 60_000));
         const off = await schedules.create(scheduleInput("tenant-a", now, -1_000, { enabled: false }));
         const fired: ScheduleFiring[] = [];
@@ -128,6 +131,8 @@ export function schedulesSuite(context: StoreSuiteContext): void {
         expect(result.failed).toBe(0);
         expect(fired.map((f) => f.schedule.id)).toEqual([due.id]);
         expect(fired[0]!.fireAt).toBe(now - 1_000);
+        // The firing brings the plan its workflow name points at now (undefined when not deployed).
+        if (store.capabilities.deployments) expect(fired[0]!.plan?.hash).toBe(plan.hash);
         const run = await store.getRun(result.runIds[0]!, "tenant-a");
         expect(run).toMatchObject({
           status: "queued",
