@@ -4,6 +4,7 @@ import type {
   MessageCreateParamsStreaming,
 } from "@anthropic-ai/sdk/resources/messages";
 import {
+  isSecretRef,
   OpenRathError,
   type ProviderCallOptions,
   type ProviderDelta,
@@ -11,6 +12,9 @@ import {
   type ProviderRequest,
   type ProviderResponse,
   type ProviderV1,
+  resolveSecret,
+  type SecretProviderV1,
+  type SecretRef,
 } from "@openrath/core";
 import { checkOptions } from "@openrath/core/backend";
 import { foldAnthropicStream } from "./internal/fold-anthropic-stream.js";
@@ -35,9 +39,13 @@ export interface AnthropicProviderOptions {
   /**
    * API key. Default: `ANTHROPIC_API_KEY`. With neither, the SDK's own credential chain applies
    * (`ANTHROPIC_AUTH_TOKEN`, then Anthropic profiles); a call without credentials fails with
-   * `provider_auth`. Ignored when `client` is given.
+   * `provider_auth`. Ignored when `client` is given. A reference (`secret("ANTHROPIC_API_KEY")`)
+   * is resolved before every request from `secrets` (else the process-wide secret provider) and
+   * never kept in the provider or its client.
    */
-  readonly apiKey?: string;
+  readonly apiKey?: string | SecretRef;
+  /** Where a secret-reference `apiKey` is resolved (default: the process-wide secret provider, the environment). */
+  readonly secrets?: SecretProviderV1;
   /**
    * API base URL, such as a gateway or a local test server. Default: `ANTHROPIC_BASE_URL`, else
    * `https://api.anthropic.com`. Ignored when `client` is given.
@@ -142,7 +150,12 @@ export function anthropicProvider(given: AnthropicProviderOptions = {}): Provide
       options.model,
     );
   }
-  const apiKey = options.apiKey ?? readEnv("ANTHROPIC_API_KEY");
+  const ref = !options.client && isSecretRef(options.apiKey) ? options.apiKey : undefined;
+  // With a secret reference the client holds a placeholder; each request carries the resolved
+  // key in its own Authorization header, which wins over the client's (see ADR 0029).
+  const apiKey = ref
+    ? "resolved-per-request"
+    : ((options.apiKey as string | undefined) ?? readEnv("ANTHROPIC_API_KEY"));
   const baseURL = options.baseURL ?? readEnv("ANTHROPIC_BASE_URL");
   const client =
     options.client ??
@@ -175,10 +188,18 @@ export function anthropicProvider(given: AnthropicProviderOptions = {}): Provide
     phase,
     signal,
   });
-  const requestOptions = (signal: AbortSignal | undefined) => ({
+  // A missing secret fails here with its own code (secret_not_found), before any request.
+  const requestOptions = async (signal: AbortSignal | undefined) => ({
     maxRetries: 0,
     ...(signal ? { signal } : {}),
     ...(options.client && options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+    ...(ref
+      ? {
+          headers: {
+            Authorization: `Bearer ${await resolveSecret(ref, { secrets: options.secrets, ...(signal ? { signal } : {}) })}`,
+          },
+        }
+      : {}),
   });
   const aborted = (requestModel: string, signal: AbortSignal) =>
     toProviderError(signal.reason, context(requestModel, "request", signal));
@@ -193,11 +214,12 @@ export function anthropicProvider(given: AnthropicProviderOptions = {}): Provide
     signal: AbortSignal | undefined,
   ): Promise<TurnSegment> {
     const { stream: _stream, ...params } = body;
+    const sdkOptions = await requestOptions(signal);
     let message: unknown;
     try {
       message = await client.messages.create(
         params as unknown as MessageCreateParamsNonStreaming,
-        requestOptions(signal),
+        sdkOptions,
       );
     } catch (error) {
       throw toProviderError(error, context(requestModel, "request", signal));
@@ -219,11 +241,12 @@ export function anthropicProvider(given: AnthropicProviderOptions = {}): Provide
     schemaTool: string | undefined,
     toolIndexOffset: number,
   ): AsyncGenerator<ProviderDelta, TurnSegment> {
+    const sdkOptions = await requestOptions(signal);
     let events: AsyncIterable<unknown>;
     try {
       events = await client.messages.create(
         { ...body, stream: true } as unknown as MessageCreateParamsStreaming,
-        requestOptions(signal),
+        sdkOptions,
       );
     } catch (error) {
       throw toProviderError(error, context(requestModel, "request", signal));

@@ -1,4 +1,11 @@
-import { OpenRathError, type ProviderV1 } from "@openrath/core";
+import {
+  isSecretRef,
+  OpenRathError,
+  type ProviderV1,
+  resolveSecret,
+  type SecretProviderV1,
+  type SecretRef,
+} from "@openrath/core";
 import { checkOptions } from "@openrath/core/backend";
 import OpenAI, { type ClientOptions } from "openai";
 import type { CallSettings } from "./internal/call-driver.js";
@@ -21,8 +28,14 @@ export interface OpenAIProviderOptions {
    * (it sends `max_output_tokens`).
    */
   readonly api?: "chat" | "responses";
-  /** API key. Default: `OPENAI_API_KEY`. Not needed with a custom `baseURL` (sent without `Authorization`). */
-  readonly apiKey?: string;
+  /**
+   * API key, or a reference to one (`secret("OPENAI_API_KEY")`), resolved before every request
+   * from `secrets` (else the process-wide secret provider) and never kept in the provider.
+   * Default: `OPENAI_API_KEY`. Not needed with a custom `baseURL` (sent without `Authorization`).
+   */
+  readonly apiKey?: string | SecretRef;
+  /** Where a secret-reference `apiKey` is resolved (default: the process-wide secret provider, the environment). */
+  readonly secrets?: SecretProviderV1;
   /**
    * Base URL of an OpenAI-compatible API, up to and including `/v1` (such as
    * `http://localhost:11434/v1`). Default: `OPENAI_BASE_URL`, else `https://api.openai.com/v1`.
@@ -78,7 +91,11 @@ export interface OpenAIProviderOptions {
 
 function createClient(options: OpenAIProviderOptions, timeoutMs: number): OpenAI {
   const baseURL = options.baseURL ?? readEnv("OPENAI_BASE_URL");
-  const apiKey = options.apiKey ?? readEnv("OPENAI_API_KEY");
+  // A secret reference is resolved per request (the Authorization header of each call); the
+  // client only ever holds a placeholder.
+  const apiKey = isSecretRef(options.apiKey)
+    ? "resolved-per-request"
+    : (options.apiKey ?? readEnv("OPENAI_API_KEY"));
   if (!apiKey && !baseURL) {
     throw new OpenRathError(
       "invalid_argument",
@@ -144,7 +161,19 @@ export function openaiProvider(given: OpenAIProviderOptions = {}): ProviderV1 {
   }
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const client = options.client ?? createClient(options, timeoutMs);
-  const settings: CallSettings = { client, baseURL: client.baseURL, timeoutMs };
+  const ref = !options.client && isSecretRef(options.apiKey) ? options.apiKey : undefined;
+  const settings: CallSettings = {
+    client,
+    baseURL: client.baseURL,
+    timeoutMs,
+    ...(ref
+      ? {
+          auth: async (signal: AbortSignal | undefined) => ({
+            Authorization: `Bearer ${await resolveSecret(ref, { secrets: options.secrets, ...(signal ? { signal } : {}) })}`,
+          }),
+        }
+      : {}),
+  };
   const api =
     options.api === "responses" ? responsesApi(settings, options, model) : chatApi(settings, options, model);
   return { specVersion: "v1", name: "openai", model, complete: api.complete, stream: api.stream };

@@ -1,4 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
+import { isSecretRef, type SecretProviderV1, type SecretRef } from "@openrath/core";
 import * as z from "zod";
 import type { AnthropicProviderOptions } from "../anthropic-provider.js";
 
@@ -9,7 +10,11 @@ const wholeAtLeast = (min: number) =>
 
 /** The options of `anthropicProvider`. The model and the key may also come from the environment. */
 export const AnthropicProviderOptionsSchema: z.ZodType<AnthropicProviderOptions> = z.strictObject({
-  apiKey: z.string().optional(),
+  apiKey: z
+    .union([z.string(), z.custom<SecretRef>((value) => isSecretRef(value))], {
+      error: 'it must be a string or secret("NAME")',
+    })
+    .optional(),
   baseURL: z
     .url({
       protocol: /^https?$/,
@@ -38,5 +43,12 @@ export const AnthropicProviderOptionsSchema: z.ZodType<AnthropicProviderOptions>
     .custom<Anthropic>((value) => typeof value === "object" && value !== null, {
       error: "it must be an Anthropic client",
     })
+    .optional(),
+  secrets: z
+    .custom<SecretProviderV1>(
+      (value) =>
+        typeof value === "object" && value !== null && typeof (value as { get?: unknown }).get === "function",
+      { error: 'it must be a secret provider { specVersion: "v1", name, get(name) }' },
+    )
     .optional(),
 });

@@ -9,12 +9,23 @@ export interface CallSettings {
   readonly baseURL: string;
   /** The longest silence from the server, in milliseconds. */
   readonly timeoutMs: number;
+  /**
+   * The `Authorization` header of one request when the key is a secret reference, resolved just
+   * before the request (see ADR 0029).
+   */
+  readonly auth?: ((signal: AbortSignal | undefined) => Promise<Record<string, string>>) | undefined;
 }
 
 /** SDK request options for one call: our signal, our deadline, and never the SDK's own retries. */
-function requestOptions(settings: CallSettings, signal: AbortSignal) {
-  return { signal, maxRetries: 0, timeout: settings.timeoutMs };
+function requestOptions(
+  settings: CallSettings,
+  signal: AbortSignal,
+  headers: Record<string, string> | undefined,
+) {
+  return { signal, maxRetries: 0, timeout: settings.timeoutMs, ...(headers ? { headers } : {}) };
 }
+
+type RequestOptions = ReturnType<typeof requestOptions>;
 
 /**
  * Runs one non-streamed SDK call for model `requested` under the provider's deadline and the
@@ -24,12 +35,14 @@ export async function completeCall<T>(
   settings: CallSettings,
   requested: string,
   signal: AbortSignal | undefined,
-  run: (options: ReturnType<typeof requestOptions>) => Promise<T>,
+  run: (options: RequestOptions) => Promise<T>,
 ): Promise<T> {
   if (signal?.aborted) throw abortedError(requested, signal);
+  // A missing secret fails here with its own code (secret_not_found), not as a provider error.
+  const headers = settings.auth ? await settings.auth(signal) : undefined;
   const control = callControl(signal, settings.timeoutMs);
   try {
-    return await run(requestOptions(settings, control.signal));
+    return await run(requestOptions(settings, control.signal, headers));
   } catch (error) {
     throw toProviderError(error, {
       model: requested,
@@ -70,10 +83,11 @@ export async function* streamCall<E>(
   settings: CallSettings,
   requested: string,
   signal: AbortSignal | undefined,
-  open: (options: ReturnType<typeof requestOptions>) => Promise<AsyncIterable<E>>,
+  open: (options: RequestOptions) => Promise<AsyncIterable<E>>,
   fold: StreamFold<E>,
 ): AsyncGenerator<ProviderDelta, void, undefined> {
   if (signal?.aborted) throw abortedError(requested, signal);
+  const headers = settings.auth ? await settings.auth(signal) : undefined;
   const control = callControl(signal, settings.timeoutMs);
   let phase: ErrorContext["phase"] = "request";
   let started = false;
@@ -87,7 +101,7 @@ export async function* streamCall<E>(
     started,
   });
   try {
-    const events = await open(requestOptions(settings, control.signal));
+    const events = await open(requestOptions(settings, control.signal, headers));
     phase = "stream";
     control.touch();
     for await (const event of events) {

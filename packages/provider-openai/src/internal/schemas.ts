@@ -1,3 +1,4 @@
+import { isSecretRef, type SecretProviderV1, type SecretRef } from "@openrath/core";
 import type OpenAI from "openai";
 import type { ClientOptions } from "openai";
 import * as z from "zod";
@@ -6,7 +7,11 @@ import type { OpenAIProviderOptions } from "../openai-provider.js";
 /** The options of `openaiProvider`. The model and the key may also come from the environment. */
 export const OpenAIProviderOptionsSchema: z.ZodType<OpenAIProviderOptions> = z.strictObject({
   api: z.enum(["chat", "responses"]).optional(),
-  apiKey: z.string().optional(),
+  apiKey: z
+    .union([z.string(), z.custom<SecretRef>((value) => isSecretRef(value))], {
+      error: 'it must be a string or secret("NAME")',
+    })
+    .optional(),
   baseURL: z
     .url({
       protocol: /^https?$/,
@@ -38,5 +43,12 @@ export const OpenAIProviderOptionsSchema: z.ZodType<OpenAIProviderOptions> = z.s
     .custom<NonNullable<ClientOptions["fetch"]>>((value) => typeof value === "function", {
       error: "it must be a fetch function",
     })
+    .optional(),
+  secrets: z
+    .custom<SecretProviderV1>(
+      (value) =>
+        typeof value === "object" && value !== null && typeof (value as { get?: unknown }).get === "function",
+      { error: 'it must be a secret provider { specVersion: "v1", name, get(name) }' },
+    )
     .optional(),
 });
