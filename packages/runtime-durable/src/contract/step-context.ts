@@ -1,4 +1,4 @@
-import type { CallHooks, JsonValue, RunScope } from "@openrath/core";
+import type { CallHooks, CallPolicy, JsonValue, RunScope } from "@openrath/core";
 import type { Fence } from "./run-records.js";
 
 /** Structured logging inside a step; lines carry the run, step and attempt. */
@@ -89,6 +89,11 @@ export interface StepContext {
    * (the journal installs them), so `agent.run(session, ctx)` is journaled. Absent without one.
    */
   readonly calls?: CallHooks;
+  /**
+   * The worker's call policy (`WorkerOptions.policy`), which `agent.run(session, ctx)` applies to
+   * every model and tool call of the step before it is made. Absent without one.
+   */
+  readonly policy?: CallPolicy;
   /**
    * The step's branch numbering, shared by every run in the step so each call has one journal
    * position. Absent without a journal.

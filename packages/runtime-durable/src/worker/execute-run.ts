@@ -1,4 +1,4 @@
-import { type JsonValue, OpenRathError, Session } from "@openrath/core";
+import { type CallPolicy, type JsonValue, OpenRathError, Session } from "@openrath/core";
 import { baseOf, type CheckpointBase, encodeCheckpoint, restoreSession } from "../checkpoint/delta-codec.js";
 import { DurableError } from "../contract/durable-error.js";
 import {
@@ -25,6 +25,8 @@ export interface ExecutionEnv {
   readonly store: RunStoreV1;
   readonly plan: CompiledPlan;
   readonly middleware: readonly StepMiddleware[];
+  /** The worker's call policy, put on every step's context. */
+  readonly policy?: CallPolicy;
   readonly log: (level: keyof StepLogger, message: string, data?: Record<string, unknown>) => void;
   /** Retries a worker write while the store is unreachable and the lease may still be ours. */
   readonly write: <T>(fence: Fence, work: () => Promise<T>) => Promise<T>;
@@ -387,6 +389,7 @@ function stepContext(
     metadata: run.metadata as Record<string, JsonValue>,
     logger,
     fence,
+    ...(env.policy ? { policy: env.policy } : {}),
     checkpointed: () => commits.settled(),
     emit: async (type, data) => {
       // Events follow the checkpoints of the steps before, in sequence order.

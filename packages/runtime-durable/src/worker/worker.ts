@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { OpenRathError } from "@openrath/core";
+import { type CallPolicy, OpenRathError } from "@openrath/core";
 import { backoffDelay } from "@openrath/core/backend";
 import { DurableError } from "../contract/durable-error.js";
 import type { Claim, Fence } from "../contract/run-records.js";
@@ -25,6 +25,11 @@ export interface WorkerOptions {
   readonly leaseMs?: number;
   /** Wraps every step attempt (the journal and effect ledger install themselves here). */
   readonly middleware?: readonly StepMiddleware[];
+  /**
+   * A call policy applied to every step: put on each step's context (`ctx.policy`), so every
+   * model and tool call of `agent.run(session, ctx)` is judged before it is made (see ADR 0029).
+   */
+  readonly policy?: CallPolicy;
   /**
    * Structured log lines: one per event that matters (started, runs claimed — a count per
    * heartbeat —, a lease lost, the store unreachable and back, a park, runs taken back or
@@ -89,6 +94,7 @@ export class DurableWorker {
   /** Runs whose cancel signal is being checked against the store. */
   private readonly confirming = new Set<string>();
   private readonly middleware: readonly StepMiddleware[];
+  private readonly policy: CallPolicy | undefined;
   private running = false;
   private wakeUp: (() => void) | undefined;
   private woken = false;
@@ -119,6 +125,7 @@ export class DurableWorker {
     this.log = options.log ?? jsonLinesLog({ fields: { workerId: this.workerId } });
     this.drainMs = Math.max(0, options.drainMs ?? 10_000);
     this.middleware = options.middleware ?? [];
+    this.policy = options.policy;
     this.jobs = new PeriodicJobs(store, this.log, options.jobs);
     if (this.plans.size === 0)
       throw new DurableError("invalid_argument", "A worker needs at least one registered plan to execute.");
@@ -350,6 +357,7 @@ export class DurableWorker {
             store: this.store,
             plan,
             middleware: this.middleware,
+            ...(this.policy ? { policy: this.policy } : {}),
             log: this.log,
             write: (fence, work) => this.write(fence, work),
             signals: this.signals,
