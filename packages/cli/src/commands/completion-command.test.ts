@@ -6,6 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COMMANDS } from "../main.js";
 import { runMain } from "../testing/run-cli.js";
 
+/** The words after `openrath runs`, from the tree (commands are added over time). */
+const runsWords = () => {
+  const runs = COMMANDS.find((c) => c.name === "runs");
+  return runs && "commands" in runs ? runs.commands.map((c) => c.name.split(" ")[1]!) : [];
+};
+
 const has = (shell: string) => spawnSync(shell, ["-c", "exit 0"]).status === 0;
 
 let dir: string;
@@ -57,7 +63,8 @@ describe("openrath completion", () => {
   it("bash: completes commands, subcommands and each command's options", async () => {
     const path = await script("bash");
     expect(bash(path, ["openrath", "se"])).toEqual(["serve", "sessions"]);
-    expect(bash(path, ["openrath", "runs", ""])).toEqual(["list", "show", "events", "cancel"]);
+    expect(bash(path, ["openrath", "runs", ""])).toEqual(runsWords());
+    expect(runsWords()).toEqual(expect.arrayContaining(["list", "show", "events", "cancel"]));
     expect(bash(path, ["openrath", "runs", "events", "x", "--f"])).toEqual(["--follow"]);
     expect(bash(path, ["openrath", "serve", "--no"])).toEqual(["--no-worker"]);
     expect(bash(path, ["openrath", "help", "tok"])).toEqual(["tokens"]);
@@ -80,7 +87,7 @@ describe("openrath completion", () => {
 
   it.skipIf(!has("zsh"))("zsh: the same words, and files where no option is being typed", async () => {
     const path = await script("zsh");
-    expect(zsh(path, ["openrath", "runs", ""])).toEqual(["list", "show", "events", "cancel"]);
+    expect(zsh(path, ["openrath", "runs", ""])).toEqual(runsWords());
     expect(zsh(path, ["openrath", "runs", "events", "x", "--f"])).toEqual([
       "--server",
       "--state",
@@ -97,7 +104,7 @@ describe("openrath completion", () => {
   it.skipIf(!has("fish"))("fish: commands, subcommands, options and option choices", async () => {
     const path = await script("fish");
     expect(fish(path, "openrath se")).toEqual(["serve", "sessions"]);
-    expect(fish(path, "openrath runs ").sort()).toEqual(["cancel", "events", "list", "show"]);
+    expect(fish(path, "openrath runs ").sort()).toEqual(runsWords().sort());
     expect(fish(path, "openrath runs events x --f")).toEqual(["--follow"]);
     expect(fish(path, "openrath serve --no")).toEqual(["--no-worker"]);
     expect(fish(path, "openrath lineage x --format ").sort()).toEqual([
