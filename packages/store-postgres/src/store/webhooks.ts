@@ -82,7 +82,7 @@ function checkWebhook(url: unknown, secret: unknown, events: unknown): void {
 
 /**
  * The store's {@link WebhooksV1}. Deliveries are written by the trigger of migration 8 in the
- * transaction of the run's change (ADR 0029); this file registers endpoints and drains the outbox.
+ * transaction of the run's change (ADR 0031); this file registers endpoints and drains the outbox.
  */
 export function webhooksStore(c: StoreContext, run: <T>(work: () => Promise<T>) => Promise<T>): WebhooksV1 {
   return {
@@ -157,18 +157,7 @@ export function webhooksStore(c: StoreContext, run: <T>(work: () => Promise<T>) 
         const { webhookId, runId, status, cursor } = query;
         if ((webhookId !== undefined && !isUuid(webhookId)) || (runId !== undefined && !isUuid(runId)))
           return { items: [], nextCursor: null };
-        // The keyset is (created_at, id); the cursor names the last delivery of the page.
-        const after =
-          cursor === undefined
-            ? undefined
-            : isUuid(cursor)
-              ? await tables(c)
-                  .selectFrom("webhook_deliveries")
-                  .select(["created_at", "id"])
-                  .where("id", "=", cursor)
-                  .executeTakeFirst()
-              : undefined;
-        if (cursor !== undefined && !after)
+        if (cursor !== undefined && !isUuid(cursor))
           throw new DurableError(
             "invalid_argument",
             "A delivery listing's cursor is the `nextCursor` of a page.",
@@ -180,12 +169,11 @@ export function webhooksStore(c: StoreContext, run: <T>(work: () => Promise<T>) 
           .$if(webhookId !== undefined, (q) => q.where("webhook_id", "=", webhookId!))
           .$if(runId !== undefined, (q) => q.where("run_id", "=", runId!))
           .$if(status !== undefined, (q) => q.where("status", "=", status!))
-          .$if(after !== undefined, (q) =>
-            q.where((eb) =>
-              eb.or([
-                eb("created_at", ">", after!.created_at),
-                eb.and([eb("created_at", "=", after!.created_at), eb("id", ">", after!.id)]),
-              ]),
+          // Raw: a row comparison with the cursor's row, read in the database (its time has
+          // microseconds, which a JavaScript time would lose).
+          .$if(cursor !== undefined, (q) =>
+            q.where(
+              sql<boolean>`(created_at, id) > (select d.created_at, d.id from ${sql.table(`${c.schema}.webhook_deliveries`)} d where d.id = ${cursor})`,
             ),
           )
           .orderBy("created_at")
@@ -203,9 +191,10 @@ export function webhooksStore(c: StoreContext, run: <T>(work: () => Promise<T>) 
       run(async () => {
         const count = Math.min(Math.max(Math.floor(limit), 1), 500);
         const lease = Math.max(1, Math.floor(leaseMs));
-        // Raw: an update of the rows a locking subselect picked, joined to their webhooks.
+        // Raw: an update of the rows a locking subselect picked (materialized: a rescan of a
+        // `SKIP LOCKED` subselect could pick other rows), joined to their webhooks.
         const result = await sql<Row>`
-          with due as (
+          with due as materialized (
             select d.id from ${sql.table(`${c.schema}.webhook_deliveries`)} d
             where d.status = 'pending' and d.next_attempt_at <= now()
             order by d.next_attempt_at limit ${count}

@@ -19,6 +19,7 @@ import { schedulingSuite } from "./scheduling.suite.js";
 import { submissionSuite } from "./submission.suite.js";
 import { createSuiteContext } from "./suite-context.js";
 import { transitionsSuite } from "./transitions.suite.js";
+import { webhooksSuite } from "./webhooks.suite.js";
 
 export type { StoreSuiteContext } from "./suite-context.js";
 
@@ -49,7 +50,8 @@ export interface StoreConformanceOptions {
  * forks); retention and erasure; retry scheduling and deadlines; for stores with
  * `capabilities.deployments`, workflow names resolved through the store; runs' projects and the
  * listings filtered by them; for stores with `capabilities.schedules`, cron schedules fired exactly
- * once; for stores with `capabilities.access`, tokens, the audit log and the
+ * once; for stores with `capabilities.webhooks`, webhook endpoints and the outbox written with
+ * each run's end or park; for stores with `capabilities.access`, tokens, the audit log and the
  * audit records of mutations; and, for stores with `capabilities.journal`, the step journal, the
  * effect ledger and interrupts.
  *
@@ -81,6 +83,7 @@ export function describeStoreConformance(options: StoreConformanceOptions): void
     projectsSuite(context);
     if (context.capabilities.deployments) deploymentsSuite(context);
     if (context.capabilities.schedules) schedulesSuite(context);
+    if (context.capabilities.webhooks) webhooksSuite(context);
     // Tokens, the audit log and the audit records of mutations, for stores that claim them.
     if (context.capabilities.access) {
       accessSuite(context);
