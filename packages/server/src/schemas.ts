@@ -1,3 +1,4 @@
+import { CHUNK_KINDS, type Session, TRUST_LABELS, trustOf } from "@openrath/core";
 import type {
   AuditRecord,
   EffectRecord,
@@ -85,6 +86,49 @@ export const Event = z
 /** The API's shape of an event (as the routes return it). */
 export function eventOut(event: RunEvent): z.input<typeof Event> {
   return { runId: event.runId, sequence: event.seq, type: event.type, data: event.data, at: iso(event.at) };
+}
+
+export const TrustLabel = z
+  .enum(TRUST_LABELS as unknown as [string, ...string[]])
+  .describe(
+    "Where a chunk's text came from: system (instructions, runtime records), user_input, model, tool_output, memory_recall, external (other outside text). Only system and user_input are vouched for.",
+  )
+  .meta({ id: "TrustLabel" });
+
+export const Chunk = z
+  .looseObject({
+    id: z.string(),
+    kind: z.enum(CHUNK_KINDS as unknown as [string, ...string[]]),
+    author: z.string().optional(),
+    createdAt: z.number().describe("Unix epoch milliseconds."),
+    sessionId: z.string().describe("The branch that first appended the chunk."),
+    trust: TrustLabel,
+  })
+  .describe(
+    "One chunk as `Session.toJSON()` writes it (kind-specific fields beside these), with its trust label.",
+  )
+  .meta({ id: "Chunk" });
+
+export const SessionBody = z
+  .looseObject({
+    format: z.literal("openrath.session"),
+    version: z.literal(1),
+    id: z.string(),
+    chunks: z.array(Chunk),
+    placement: z.object({ key: z.string(), spec: Json.optional() }).optional(),
+    lineage: z.array(z.record(z.string(), Json)),
+  })
+  .describe("A session as `Session.toJSON()` writes it; every chunk also carries its derived `trust` label.")
+  .meta({ id: "Session" });
+
+/** The API's shape of a session: its JSON with each chunk's trust label (see core's `trustOf`). */
+export function sessionOut(session: Session): z.input<typeof SessionBody> {
+  const json = session.toJSON();
+  const chunks = session.chunks;
+  return {
+    ...json,
+    chunks: json.chunks.map((chunk, i) => ({ ...chunk, trust: trustOf(chunks[i]!) })),
+  } as unknown as z.input<typeof SessionBody>;
 }
 
 export const Interrupt = z

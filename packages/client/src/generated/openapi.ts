@@ -879,9 +879,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            session: {
-                                [key: string]: unknown;
-                            };
+                            session: components["schemas"]["Session"];
                             runs: components["schemas"]["Run"][];
                         };
                     };
@@ -2803,6 +2801,44 @@ export interface components {
             /** @description ISO 8601 time (UTC). */
             at: string;
         };
+        /**
+         * @description Where a chunk's text came from: system (instructions, runtime records), user_input, model, tool_output, memory_recall, external (other outside text). Only system and user_input are vouched for.
+         * @enum {string}
+         */
+        TrustLabelInput: "system" | "user_input" | "model" | "tool_output" | "memory_recall" | "external";
+        /** @description One chunk as `Session.toJSON()` writes it (kind-specific fields beside these), with its trust label. */
+        ChunkInput: {
+            id: string;
+            /** @enum {string} */
+            kind: "system" | "user" | "assistant" | "tool_result" | "event";
+            author?: string;
+            /** @description Unix epoch milliseconds. */
+            createdAt: number;
+            /** @description The branch that first appended the chunk. */
+            sessionId: string;
+            trust: components["schemas"]["TrustLabelInput"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A session as `Session.toJSON()` writes it; every chunk also carries its derived `trust` label. */
+        SessionInput: {
+            /** @constant */
+            format: "openrath.session";
+            /** @constant */
+            version: 1;
+            id: string;
+            chunks: components["schemas"]["ChunkInput"][];
+            placement?: {
+                key: string;
+                /** @description Any JSON value. */
+                spec?: unknown;
+            };
+            lineage: {
+                [key: string]: unknown;
+            }[];
+        } & {
+            [key: string]: unknown;
+        };
         InterruptInput: {
             id: string;
             runId: string;
@@ -3027,9 +3063,6 @@ export interface components {
             projectId?: string;
             expiresInSeconds?: number;
         };
-        SessionInput: {
-            [key: string]: unknown;
-        };
         Error: {
             error: {
                 /** @description A stable code, such as `run_not_found` or `forbidden`. */
@@ -3098,6 +3131,44 @@ export interface components {
             data: unknown;
             /** @description ISO 8601 time (UTC). */
             at: string;
+        };
+        /**
+         * @description Where a chunk's text came from: system (instructions, runtime records), user_input, model, tool_output, memory_recall, external (other outside text). Only system and user_input are vouched for.
+         * @enum {string}
+         */
+        TrustLabel: "system" | "user_input" | "model" | "tool_output" | "memory_recall" | "external";
+        /** @description One chunk as `Session.toJSON()` writes it (kind-specific fields beside these), with its trust label. */
+        Chunk: {
+            id: string;
+            /** @enum {string} */
+            kind: "system" | "user" | "assistant" | "tool_result" | "event";
+            author?: string;
+            /** @description Unix epoch milliseconds. */
+            createdAt: number;
+            /** @description The branch that first appended the chunk. */
+            sessionId: string;
+            trust: components["schemas"]["TrustLabel"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A session as `Session.toJSON()` writes it; every chunk also carries its derived `trust` label. */
+        Session: {
+            /** @constant */
+            format: "openrath.session";
+            /** @constant */
+            version: 1;
+            id: string;
+            chunks: components["schemas"]["Chunk"][];
+            placement?: {
+                key: string;
+                /** @description Any JSON value. */
+                spec?: unknown;
+            };
+            lineage: {
+                [key: string]: unknown;
+            }[];
+        } & {
+            [key: string]: unknown;
         };
         Interrupt: {
             id: string;
@@ -3322,9 +3393,6 @@ export interface components {
             grants: string[];
             projectId?: string;
             expiresInSeconds?: number;
-        };
-        Session: {
-            [key: string]: unknown;
         };
     };
     responses: never;

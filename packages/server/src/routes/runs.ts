@@ -5,7 +5,7 @@ import { z } from "zod";
 import { auditOf, principalOf, type ServerContext, visibleRun } from "../context.js";
 import { ApiError, ErrorEnvelope } from "../errors.js";
 import { allows } from "../grants.js";
-import { limit, page, Run, RunStatus, runOut } from "../schemas.js";
+import { limit, page, Run, RunStatus, runOut, SessionBody, sessionOut } from "../schemas.js";
 import { CreateRun, startingSession } from "./run-input.js";
 
 const RunId = z.object({ runId: z.string().min(1).max(128) });
@@ -221,7 +221,7 @@ export const runRoutes =
           summary: "The session of a run's checkpoint",
           params: RunId,
           querystring: z.object({ sequence: z.coerce.number().int().min(0).optional() }),
-          response: { 200: z.record(z.string(), z.unknown()).meta({ id: "Session" }), ...errors },
+          response: { 200: SessionBody, ...errors },
         },
       },
       async (request) => {
@@ -230,7 +230,7 @@ export const runRoutes =
         const session = await runtime.session(request.params.runId, request.query.sequence, {
           tenantId: principal.tenantId,
         });
-        return session.toJSON() as unknown as Record<string, unknown>;
+        return sessionOut(session);
       },
     );
   };

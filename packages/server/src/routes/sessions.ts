@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { principalOf, type ServerContext } from "../context.js";
 import { ErrorEnvelope, notFound } from "../errors.js";
-import { Run, runOut } from "../schemas.js";
+import { Run, runOut, SessionBody, sessionOut } from "../schemas.js";
 
 const SessionId = z.object({ sessionId: z.string().min(1).max(128) });
 const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope };
@@ -60,14 +60,14 @@ export const sessionRoutes =
           summary: "A session's newest checkpoint and the runs it went through",
           params: SessionId,
           response: {
-            200: z.object({ session: z.record(z.string(), z.unknown()), runs: z.array(Run) }),
+            200: z.object({ session: SessionBody, runs: z.array(Run) }),
             ...errors,
           },
         },
       },
       async (request) => {
         const { session, runs } = await load(request, request.params.sessionId);
-        return { session: session.toJSON() as unknown as Record<string, unknown>, runs: runs.map(runOut) };
+        return { session: sessionOut(session), runs: runs.map(runOut) };
       },
     );
 
