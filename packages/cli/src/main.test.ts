@@ -87,7 +87,7 @@ describe("usage errors: one line on stderr, exit 2", () => {
   it.each([
     [
       ["bogus"],
-      'openrath: unknown command: "bogus"; commands: completion, demo, effects, interrupts, lineage, migrate, replay, runs, sandboxes, serve, sessions, tokens, worker; see openrath --help',
+      'openrath: unknown command: "bogus"; commands: completion, demo, effects, import, interrupts, lineage, migrate, replay, runs, sandboxes, serve, sessions, tokens, worker; see openrath --help',
     ],
     [["--bogus"], 'openrath: an option needs a command before it: "--bogus"'],
     [["lineage", "x", "--bogus"], "openrath: unknown option --bogus for openrath lineage"],

@@ -4,6 +4,7 @@ import { OpenRathError } from "@openrath/core";
 import { completionCommand } from "./commands/completion-command.js";
 import { demoCommand } from "./commands/demo-command.js";
 import { effectsCommand } from "./commands/effects-command.js";
+import { importCommand } from "./commands/import-command.js";
 import { interruptsCommand } from "./commands/interrupts-command.js";
 import { lineageCommand } from "./commands/lineage-command.js";
 import { migrateCommand } from "./commands/migrate-command.js";
@@ -44,6 +45,7 @@ export const COMMANDS: CommandTree = [
   completionCommand(() => COMMANDS),
   demoCommand,
   effectsCommand,
+  importCommand,
   interruptsCommand,
   lineageCommand,
   migrateCommand,

@@ -7,10 +7,12 @@ import type { JournalStoreV1 } from "./contract/journal-store.js";
 import type { ListRunsQuery, RunEvent, RunRecord } from "./contract/run-records.js";
 import type { RunStoreV1 } from "./contract/run-store.js";
 import type { SignalsV1 } from "./contract/signals.js";
+import { isTerminal } from "./contract/status.js";
 import { type CompiledPlan, compilePlan } from "./definition/compile.js";
 import { type DurableDefinitionSource, definitionOf } from "./definition/durable-workflow.js";
 import { EffectOperations } from "./effects/effect-operations.js";
 import { type CloseOnSignalsOptions, closeOnSignals } from "./internal/close-on-signals.js";
+import { IMPORT_WORKFLOW } from "./internal/import-workflow.js";
 import { checkSubmitOptions, type SubmitOptions, submitRun } from "./internal/submit-run.js";
 import { checkIdentifier, MAX_OBJECT_ID, MAX_TENANT_ID } from "./internal/validate.js";
 import { type WaitOptions, waitRun } from "./internal/wait-run.js";
@@ -257,6 +259,90 @@ export class DurableRuntime {
       ...(reason === undefined ? {} : { reason }),
       ...(scope?.audit === undefined ? {} : { audit: scope.audit }),
     });
+  }
+
+  /**
+   * Brings a session recorded elsewhere (a session log of the framework layer) in as a historical
+   * run of the workflow `openrath.import`: ended at once — `succeeded` for a log its writer
+   * closed, `failed` with the code `imported_partial` for one it did not — never executed, and
+   * shown by the API like any other run. Idempotent per tenant and session: importing the same
+   * session again returns the run made the first time. No worker claims these runs (the import
+   * plan is stored, not registered with the runtime's workers).
+   *
+   * @throws {DurableError} `session_busy` when the session has an active run here already.
+   */
+  async importSession(
+    session: Session,
+    options: OperatorScope &
+      Audited & {
+        /** Whether the recording was closed cleanly (default true). */
+        readonly complete?: boolean;
+        /** Where it came from (a file name), kept in the run's metadata. */
+        readonly source?: string;
+        readonly projectId?: string;
+      } = {},
+  ): Promise<{ readonly run: RunRecord; readonly created: boolean }> {
+    const plan = compilePlan(definitionOf(IMPORT_WORKFLOW));
+    await this.store.registerPlan(plan.record);
+    const complete = options.complete !== false;
+    const idempotencyKey = `openrath.import:${session.id}`;
+    const tenantId = this.tenantOf(options);
+    const existing = (
+      await this.store.listRuns({ tenantId, sessionId: session.id, planHash: plan.hash, limit: 1 })
+    )[0];
+    if (existing && existing.idempotencyKey === idempotencyKey && isTerminal(existing.status))
+      return { run: existing, created: false };
+    const submitted = await this.submit(plan, session, {
+      tenantId,
+      idempotencyKey,
+      ...(options.projectId !== undefined ? { projectId: options.projectId } : {}),
+      ...(options.audit !== undefined ? { audit: options.audit } : {}),
+      metadata: {
+        imported: true,
+        complete,
+        ...(options.source !== undefined ? { source: options.source } : {}),
+      },
+    });
+    // Ended by the importer itself: claimed by the plan no worker holds, then finished.
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const run = await this.store.getRun(submitted.id, tenantId);
+      if (!run || isTerminal(run.status)) return { run: run ?? submitted, created: false };
+      const claims = await this.store.claim({
+        workerId: "openrath-import",
+        planHashes: [plan.hash],
+        leaseMs: 30_000,
+        limit: 16,
+      });
+      for (const claim of claims) {
+        if (claim.run.id !== submitted.id) {
+          // Another import's run: its importer finishes it.
+          await this.store.release(claim.fence);
+          continue;
+        }
+        const ended = await this.store.finish(
+          claim.fence,
+          complete
+            ? { status: "succeeded" }
+            : {
+                status: "failed",
+                error: {
+                  code: "imported_partial",
+                  message: "The recording was not closed by its writer: the session may end early.",
+                  retryable: false,
+                },
+              },
+        );
+        return { run: ended, created: true };
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new DurableError(
+      "store_unavailable",
+      `The imported run ${submitted.id} could not be ended; import again.`,
+      {
+        details: { runId: submitted.id },
+      },
+    );
   }
 
   /**

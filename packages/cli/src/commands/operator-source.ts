@@ -27,6 +27,8 @@ export interface OperatorSource {
   /** The stored events after `after`; with `follow`, new ones as they commit, until the run ends. */
   events(runId: string, after: number, follow: boolean): AsyncIterable<Event>;
   cancel(runId: string, reason: string | undefined): Promise<Run>;
+  /** Puts a run parked for review back in the queue (`effects_under_review` while effects wait). */
+  resume(runId: string, reason: string | undefined): Promise<Run>;
   listInterrupts(query: {
     status: string;
     runId?: string;
@@ -70,10 +72,24 @@ export async function openSource(ctx: CommandContext, options: Options): Promise
   const server = typeof options.server === "string" ? options.server : config.OPENRATH_SERVER_URL;
   const tenantId = typeof options.tenant === "string" ? options.tenant : config.OPENRATH_TENANT;
   if (server) return serverSource(server, config.OPENRATH_TOKEN);
+  const { store, where } = await openConfiguredStore(ctx, options);
+  return storeSource(store, tenantId, where);
+}
+
+/**
+ * The configured store, opened from this process: PostgreSQL with DATABASE_URL, else the embedded
+ * store under `--state`, which must exist unless `create` (reading makes no database where the
+ * user has none).
+ */
+export async function openConfiguredStore(
+  ctx: CommandContext,
+  options: Options,
+  create = false,
+): Promise<{ store: RunStoreV1; where: string }> {
+  const config = readConfig(ctx.env);
   const { pgliteStore, postgresStore } = await import("@openrath/store-postgres");
   const dataDir = join(stateDir(ctx, config, options), "db");
-  // Reading must not create a database where the user has none.
-  if (!config.DATABASE_URL && !existsSync(dataDir)) {
+  if (!config.DATABASE_URL && !create && !existsSync(dataDir)) {
     throw new OpenRathError(
       "not_found",
       `No embedded store at ${dataDir}: run openrath demo first, pass --state <dir>, set DATABASE_URL, or talk to a server with --server <url>`,
@@ -84,7 +100,7 @@ export async function openSource(ctx: CommandContext, options: Options): Promise
     const store = config.DATABASE_URL
       ? await postgresStore({ connectionString: config.DATABASE_URL, schema: config.OPENRATH_DB_SCHEMA })
       : await pgliteStore({ dataDir });
-    return storeSource(store, tenantId, config.DATABASE_URL ? "PostgreSQL" : dataDir);
+    return { store, where: config.DATABASE_URL ? "PostgreSQL" : dataDir };
   } catch (error) {
     if (OpenRathError.isInstance(error, "store_locked"))
       throw new OpenRathError(
@@ -111,6 +127,7 @@ async function serverSource(baseUrl: string, token: string | undefined): Promise
       yield* client.events.listAll(runId, { after, limit: 1000 });
     },
     cancel: (runId, reason) => client.runs.cancel(runId, reason === undefined ? {} : { reason }),
+    resume: (runId, reason) => client.runs.resume(runId, reason === undefined ? {} : { reason }),
     listInterrupts: (query) => client.interrupts.list(query as never),
     decide: (interruptId, decision) => client.interrupts.decide(interruptId, decision as never),
     listEffects: (query) => client.effects.list(query as never),
@@ -168,6 +185,12 @@ async function storeSource(store: RunStoreV1, tenantId: string, where: string): 
       await run(runId);
       return server.toApiRun(
         await store.cancel(runId, { actor, ...(reason === undefined ? {} : { reason }) }),
+      ) as Run;
+    },
+    async resume(runId, reason) {
+      await run(runId);
+      return server.toApiRun(
+        await runtime.resume(runId, { actor, ...(reason === undefined ? {} : { reason }) }),
       ) as Run;
     },
     async listInterrupts({ status, runId, cursor, limit }) {

@@ -1,6 +1,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Session } from "@openrath/core";
+import { createDurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
+import { pgliteStore } from "@openrath/store-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runMain } from "../testing/run-cli.js";
 
@@ -71,5 +74,27 @@ describe("openrath runs, straight from the embedded store", () => {
     expect(noStore.stderr).toMatch(/^openrath: No embedded store at .*nowhere.* \[not_found\]\n$/);
     const badStatus = await cli(["runs", "list", "--state", "st", "--status", "done"]);
     expect(badStatus.code).toBe(2);
+    const notParked = await cli(["runs", "resume", runId, "--state", "st"]);
+    expect(notParked.code).toBe(1);
+    expect(notParked.stderr).toMatch(/only a run parked for review .*\[invalid_transition\]\n$/);
+  });
+
+  it("resumes a run parked for review", async () => {
+    // A run a worker parked for review, made with the store the command then opens.
+    const store = await pgliteStore({ dataDir: join(dir, "st", "db") });
+    const runtime = createDurableRuntime({ store });
+    let parked: string;
+    try {
+      const plan = await runtime.register(defineWorkflow("held").step("one", (s) => s, { entry: true }));
+      const run = await runtime.submit(plan, Session.fromUserMessage("hold"));
+      const [claim] = await store.claim({ workerId: "w", planHashes: [plan.hash], leaseMs: 30_000 });
+      await store.park(claim!.fence, { status: "needs_review", reason: "look first" });
+      parked = run.id;
+    } finally {
+      await runtime.close();
+    }
+    const resumed = await cli(["runs", "resume", parked, "--state", "st", "--reason", "looked", "--json"]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ id: parked, status: "queued" });
   });
 });

@@ -195,9 +195,29 @@ const cancelCommand: Command = {
   },
 };
 
-/** `openrath runs`: list, show, follow the events of and cancel durable runs, through a server or the store. */
+const resumeCommand: Command = {
+  name: "runs resume",
+  summary: "Put a run parked for review back in the queue (after its effects are resolved).",
+  description:
+    "Only a needs_review run resumes; while any of its effects waits for a resolution (openrath effects list) it is refused with effects_under_review. A run waiting on an interrupt is answered with openrath interrupts decide.",
+  args: [{ name: "<run id>", description: "The run's id." }],
+  options: [
+    ...SOURCE_OPTIONS,
+    { name: "reason", value: "<text>", description: "Recorded with the transition." },
+    JSON_OPTION,
+  ],
+  examples: ['openrath runs resume 01a2… --reason "checked the mail log"'],
+  async run(ctx, { positionals, options }) {
+    const reason = typeof options.reason === "string" ? options.reason : undefined;
+    const run = await withSource(ctx, options, (source) => source.resume(positionals[0] ?? "", reason));
+    ctx.stdout.write(options.json ? `${JSON.stringify(run)}\n` : `Run ${run.id}: ${run.status}\n`);
+    return 0;
+  },
+};
+
+/** `openrath runs`: list, show, follow the events of, cancel and resume durable runs, through a server or the store. */
 export const runsCommand: CommandGroup = {
   name: "runs",
-  summary: "List, show and cancel durable runs and print or follow their events.",
-  commands: [listCommand, showCommand, eventsCommand, cancelCommand],
+  summary: "List, show, cancel and resume durable runs and print or follow their events.",
+  commands: [listCommand, showCommand, eventsCommand, cancelCommand, resumeCommand],
 };
