@@ -48,6 +48,13 @@ export function aptInstall(...packages) {
 
 /** Services the suite needs, by name: each installs/starts its service and returns env for the tests. */
 const SERVICES = {
+  /** zsh and fish, whose completion scripts the CLI tests load into the real shells. */
+  async shells() {
+    const missing = ["zsh", "fish"].filter((shell) => !have(shell));
+    if (missing.length > 0) aptInstall(...missing);
+    for (const shell of ["zsh", "fish"]) if (!have(shell)) throw new Error(`${shell} did not install`);
+    return { OPENRATH_TEST_SHELLS: "1" };
+  },
   /** bubblewrap, for the local sandbox's isolated mode. */
   async bubblewrap() {
     if (!have("bwrap")) aptInstall("bubblewrap");
