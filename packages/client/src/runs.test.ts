@@ -35,7 +35,7 @@ describe("runs through the client", () => {
     );
     const { session, runs } = await client.sessions.get(merged.sessionId);
     expect(runs.map((run) => run.id)).toEqual([merged.id]);
-    expect((session.chunks as { content: string }[]).map((chunk) => chunk.content)).toEqual([
+    expect(session.chunks.map((chunk) => chunk.content)).toEqual([
       "root",
       "echo: root",
       "left",
