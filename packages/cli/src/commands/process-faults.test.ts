@@ -1,29 +1,18 @@
 import type { ChildProcess } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type StoredEvent } from "@openrath/client";
-import { serviceAvailable } from "@openrath/testing";
-import pg from "pg";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { POSTGRES_URL, postgresAvailable, schemaPerFile } from "../testing/postgres.js";
 import { spawnSyncOpenrath, startOpenrath } from "../testing/run-cli.js";
 
 // Real processes on real PostgreSQL: an API process killed while clients follow SSE streams, and a
 // worker killed while it runs steps. Nothing is missed, nothing is seen twice, every run finishes.
 
-const POSTGRES_URL = process.env.OPENRATH_TEST_POSTGRES_URL;
-const postgres = await serviceAvailable("postgres", async () => {
-  if (!POSTGRES_URL)
-    throw new Error("OPENRATH_TEST_POSTGRES_URL is not set (tooling/scripts/services.mjs starts it)");
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  await client.end();
-  return true;
-});
-
-const schema = `cli_faults_${randomUUID().slice(0, 8)}`;
+const postgres = await postgresAvailable();
+const schema = schemaPerFile("cli_faults", postgres);
 const env = {
   DATABASE_URL: POSTGRES_URL ?? "",
   OPENRATH_DB_SCHEMA: schema,
@@ -38,13 +27,6 @@ afterEach(() => {
   for (const child of children.splice(0)) child.kill("SIGKILL");
   for (const close of closers.splice(0)) close();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-afterAll(async () => {
-  if (!postgres.available) return;
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  await client.query(`drop schema if exists ${schema} cascade`);
-  await client.end();
 });
 
 /** A loopback TCP proxy whose upstream port can be switched, as a load balancer moves to another replica. */

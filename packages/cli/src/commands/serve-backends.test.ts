@@ -6,26 +6,19 @@ import { join } from "node:path";
 import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { serviceAvailable } from "@openrath/testing";
 import pg from "pg";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { POSTGRES_URL, postgresAvailable, schemaPerFile } from "../testing/postgres.js";
 import { spawnSyncOpenrath, startOpenrath } from "../testing/run-cli.js";
 
 const env = process.env;
-const POSTGRES_URL = env.OPENRATH_TEST_POSTGRES_URL;
-const services = await serviceAvailable("postgres, redis and s3", async () => {
-  const missing = [
-    "OPENRATH_TEST_POSTGRES_URL",
-    "OPENRATH_TEST_REDIS_URL",
-    "OPENRATH_TEST_S3_ENDPOINT",
-  ].filter((name) => !env[name]);
+const postgres = await postgresAvailable();
+const services = await serviceAvailable("redis and s3", () => {
+  const missing = ["OPENRATH_TEST_REDIS_URL", "OPENRATH_TEST_S3_ENDPOINT"].filter((name) => !env[name]);
   if (missing.length > 0)
     throw new Error(`${missing.join(", ")} not set (tooling/scripts/services.mjs starts them)`);
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  await client.end();
-  return true;
+  return postgres.available;
 });
-
-const schema = `cli_serve_${randomUUID().slice(0, 8)}`;
+const schema = schemaPerFile("cli_serve", postgres);
 const bucket = `serve-${randomUUID().slice(0, 8)}`;
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
@@ -33,13 +26,6 @@ const dirs: string[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) child.kill("SIGKILL");
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-afterAll(async () => {
-  if (!services.available) return;
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  await client.query(`drop schema if exists ${schema} cascade`);
-  await client.end();
 });
 
 describe.skipIf(!services.available)(
