@@ -31,6 +31,7 @@ import { runRoutes } from "./routes/runs.js";
 import { scheduleRoutes } from "./routes/schedules.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { tokenRoutes } from "./routes/tokens.js";
+import { webhookRoutes } from "./routes/webhooks.js";
 import { RunFollowers } from "./run-followers.js";
 import { TOKEN_CACHE_MS, TokenCache } from "./token-cache.js";
 
@@ -248,6 +249,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   await app.register(tokenRoutes(context));
   await app.register(auditRoutes(context));
   await app.register(scheduleRoutes(context));
+  await app.register(webhookRoutes(context));
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

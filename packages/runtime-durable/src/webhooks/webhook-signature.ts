@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 
-/** The headers of a webhook delivery (see ADR 0029 for the scheme). */
+/** The headers of a webhook delivery (see ADR 0031 for the scheme). */
 export const WEBHOOK_HEADERS = Object.freeze({
   /** The delivery's id: the same on every attempt, so a receiver can drop repeats. */
   id: "openrath-webhook-id",

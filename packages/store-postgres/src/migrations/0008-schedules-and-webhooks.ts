@@ -1,5 +1,5 @@
 /**
- * Cron schedules, webhook endpoints and the webhook outbox (ADR 0029). `schedules_due` holds only
+ * Cron schedules, webhook endpoints and the webhook outbox (ADR 0031). `schedules_due` holds only
  * enabled schedules with a next firing, so a tick's lookup reads the few that are due. The
  * outbox is filled by a trigger on `runs`: every change that ends or parks a run (whichever
  * statement makes it: a finish, a park, a cancel, a sweep, an interrupt's timeout) writes its
