@@ -46,8 +46,9 @@ describe("the README's Agent Server walkthrough", () => {
       );
     });
     const script = walkthrough();
+    // From the checkout's root, where the README's `pnpm openrath` lines are typed.
     const run = spawnSync("bash", ["-euo", "pipefail", "-c", script], {
-      cwd: state,
+      cwd: fileURLToPath(new URL("../../..", import.meta.url)),
       encoding: "utf8",
       timeout: 60_000,
     });
@@ -57,7 +58,11 @@ describe("the README's Agent Server walkthrough", () => {
     expect(out).toContain("event: run.interrupt.created");
     expect(out).toContain('"queued"');
     expect(out).toMatch(/"to":"succeeded"/);
-    expect(out.trimEnd().split("\n").at(-1)).toBe("Published the reply.");
+    expect(out.split("\n")).toContain("Published the reply.");
+    // The operator commands list the run and show it, through the server.
+    const runId = /^Run ([0-9a-f-]+) \(succeeded\)$/m.exec(out)?.[1];
+    expect(runId, out).toBeDefined();
+    expect(out).toMatch(new RegExp(`^${runId}\\s+succeeded\\s+review\\s`, "m"));
     // Ids are the events' sequences: each stream starts at 1 with no gap, the second goes further.
     const ids = [...out.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
     const restart = ids.indexOf(1, 1);

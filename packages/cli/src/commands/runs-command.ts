@@ -1,4 +1,5 @@
 import type { Run } from "@openrath/client";
+import { OpenRathError } from "@openrath/core";
 import type { RunStatus } from "@openrath/runtime-durable";
 import { UsageError } from "../internal/args.js";
 import type { Command, CommandContext, CommandGroup } from "../internal/command.js";
@@ -41,6 +42,17 @@ export async function withSource<T>(
   const source = await openSource(ctx, options);
   try {
     return await use(source);
+  } catch (error) {
+    // fetch's own failure says only "fetch failed": name the server and what to check.
+    if (error instanceof TypeError && error.message === "fetch failed") {
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      throw new OpenRathError(
+        "server_unreachable",
+        `Cannot reach the server at ${source.where}${cause?.code ? ` (${cause.code})` : ""}: is openrath serve running there?`,
+        { cause: error, details: { server: source.where } },
+      );
+    }
+    throw error;
   } finally {
     await source.close();
   }
