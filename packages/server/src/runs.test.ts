@@ -86,6 +86,38 @@ describe("runs over HTTP", () => {
     expect(session.id).not.toBe(first.sessionId);
   });
 
+  it("forks a rewound session: the first chunks of a checkpoint, then another message in place of the rest", async () => {
+    const { app, runtime } = await harness.setup();
+    const first = (
+      await app.inject({ method: "POST", url: "/v1/runs", payload: { assistant: "echo", input: "one" } })
+    ).json();
+    await runtime.wait(first.id);
+    const rewound = await app.inject({
+      method: "POST",
+      url: "/v1/runs",
+      payload: { assistant: "echo", from: { runId: first.id, keepChunks: 0 }, input: "instead" },
+    });
+    expect(rewound.statusCode, rewound.body).toBe(201);
+    await runtime.wait(rewound.json().id);
+    const session = (
+      await app.inject({ method: "GET", url: `/v1/runs/${rewound.json().id}/session` })
+    ).json();
+    expect((session.chunks as { content: string }[]).map((chunk) => chunk.content)).toEqual([
+      "instead",
+      "echo: instead",
+    ]);
+    const fork = (session.lineage as { op: string; extras?: Record<string, unknown> }[]).find(
+      (node) => node.extras?.["rewind.kept"] !== undefined,
+    );
+    expect(fork).toMatchObject({ op: "fork", extras: { "rewind.kept": 0, "rewind.dropped": 2 } });
+    // The source run's session is untouched.
+    const source = (await app.inject({ method: "GET", url: `/v1/runs/${first.id}/session` })).json();
+    expect((source.chunks as { content: string }[]).map((chunk) => chunk.content)).toEqual([
+      "one",
+      "echo: one",
+    ]);
+  });
+
   it("cancels a waiting run; cancelling it again is a conflict", async () => {
     const { app, runtime } = await harness.setup();
     const run = (

@@ -27,10 +27,18 @@ export const CreateRun = z
           .min(0)
           .optional()
           .describe("A checkpoint of that run (default its latest)."),
+        keepChunks: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe(
+            "Keep only the first n chunks of that checkpoint's session (rewind to before a message, to send another in its place); recorded in the fork's lineage node.",
+          ),
       })
       .optional()
       .describe(
-        "Fork the session of another run's checkpoint (time travel): `input`, if given, is appended.",
+        "Fork the session of another run's checkpoint (time travel), optionally rewound (`keepChunks`): `input`, if given, is appended.",
       ),
     merge: z
       .array(z.object({ runId: z.string().min(1).max(128), sequence: z.number().int().min(0).optional() }))
@@ -85,7 +93,21 @@ export async function startingSession(
     await visibleRun(context, principal, runId);
     return runtime.session(runId, sequence, { tenantId: principal.tenantId });
   };
-  if (body.from) return withInput((await checkpoint(body.from)).fork());
+  if (body.from) {
+    const source = await checkpoint(body.from);
+    const { keepChunks } = body.from;
+    if (keepChunks === undefined || keepChunks >= source.length) return withInput(source.fork());
+    // An edit of the past is a fork too: its node records what was kept of which session.
+    const kept = source.chunks.slice(0, keepChunks);
+    return withInput(
+      source.derive({
+        op: "fork",
+        operator: "api.rewind",
+        chunks: kept,
+        extras: { "rewind.kept": keepChunks, "rewind.dropped": source.length - keepChunks },
+      }),
+    );
+  }
   if (body.merge) {
     const [first, ...rest] = await Promise.all(body.merge.map(checkpoint));
     return withInput(rest.reduce((merged, next) => merged.merge(next), first as Session));
