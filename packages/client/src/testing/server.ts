@@ -1,8 +1,7 @@
 import type { AddressInfo } from "node:net";
-import type { MemoryV1 } from "@openrath/core";
 import { createDurableRuntime, type DurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
 import { inProcessSignals } from "@openrath/runtime-durable/store";
-import { type AuthOptions, createServer } from "@openrath/server";
+import { type AuthOptions, createServer, type ServerOptions } from "@openrath/server";
 import { pgliteStore } from "@openrath/store-postgres";
 import { afterAll, beforeAll } from "vitest";
 
@@ -59,7 +58,7 @@ export interface TestServer {
  * echo, approval and chatty workflows registered and a worker running.
  */
 export async function startServer(
-  options: { auth?: AuthOptions; memory?: MemoryV1 } = {},
+  options: { auth?: AuthOptions; memory?: ServerOptions["memory"] } = {},
 ): Promise<TestServer> {
   // The embedded store's own signals carry no live payloads; in-process ones do (one process here).
   const runtime = createDurableRuntime({ store: await pgliteStore({}), signals: inProcessSignals() });
