@@ -100,7 +100,13 @@ export {
   type ScheduleChange,
   ScheduleOperations,
 } from "./schedules/schedule-operations.js";
-export type { FollowedEvent, FollowRunOptions, LivePayload, LiveRunEvent } from "./signals/follow-run.js";
+export {
+  type FollowedEvent,
+  type FollowRunOptions,
+  followRun,
+  type LivePayload,
+  type LiveRunEvent,
+} from "./signals/follow-run.js";
 export {
   deliveryBody,
   dispatchWebhooks,

@@ -1,6 +1,6 @@
 import type { FollowedEvent, RunEvent } from "@openrath/runtime-durable";
 import { describe, expect, it, vi } from "vitest";
-import { FollowerLagged, type FollowSource, RunFollowers } from "./run-followers.js";
+import { FollowerLagged, type FollowSource, followSourceOf, RunFollowers } from "./run-followers.js";
 import { serverHarness } from "./testing/harness.js";
 
 const RUN = "run-1";
@@ -174,6 +174,34 @@ describe("followers of one run", () => {
     expect(counts.open).toBe(0);
   });
 
+  it("start the shared follow with no store read of their own when the caller's read of the active run shows a backlog the buffer holds; read an ended run from the store with no follow", async () => {
+    const { source, counts, write } = fakeRun();
+    const followers = new RunFollowers(source, { bufferSize: 3, queueSize: 10 });
+    write();
+    write();
+    write();
+    const running = { status: "running" as const, eventSeq: 3 };
+    const first = followers.follow(RUN, { after: 0, tenantId: TENANT, run: running });
+    const second = followers.follow(RUN, { after: 1, tenantId: TENANT, run: running });
+    const heads = [take(first, 3), take(second, 2)];
+    await tick();
+    expect(counts.reads).toBe(0);
+    write({ to: "succeeded" });
+    expect(await Promise.all(heads)).toEqual([range(1, 3), range(2, 3)]);
+    expect([await take(first), await take(second)]).toEqual([[4], [4]]);
+    expect(counts.streams).toBe(1);
+    // More behind than the buffer holds: its gap comes from the store first.
+    const behind = new RunFollowers(source, { bufferSize: 2, queueSize: 10 });
+    expect(await take(behind.follow(RUN, { after: 0, tenantId: TENANT, run: running }))).toEqual(range(1, 4));
+    expect(counts.reads).toBe(1);
+    // An ended run: what is left is read, and no follow starts.
+    const ended = { status: "succeeded" as const, eventSeq: 4 };
+    expect(await take(followers.follow(RUN, { after: 2, tenantId: TENANT, run: ended }))).toEqual([3, 4]);
+    expect(counts.reads).toBe(2);
+    // Both read to the run's end from the store, so neither started a follow.
+    expect(counts.streams).toBe(1);
+  });
+
   it("end every follower when closed, and a follower whose signal fires", async () => {
     const { source, write } = fakeRun();
     const followers = new RunFollowers(source);
@@ -205,7 +233,8 @@ describe("followers of a real run", () => {
       reads++;
       return readEvents(...args);
     };
-    const followers = new RunFollowers(runtime);
+    // As the server makes them: the runtime's follow without a second tenant check.
+    const followers = new RunFollowers(followSourceOf(runtime));
     const streams = Array.from({ length: 20 }, (_, i) =>
       take(followers.follow(run.id, { after: i % 2 === 0 ? 0 : parked.eventSeq, tenantId: TENANT })),
     );

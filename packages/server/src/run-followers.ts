@@ -1,6 +1,7 @@
 import {
   type DurableRuntime,
   type FollowedEvent,
+  followRun,
   isTerminal,
   type RunEvent,
   type RunStatus,
@@ -11,6 +12,18 @@ import {
 export interface FollowSource {
   readonly store: Pick<RunStoreV1, "readEvents">;
   stream: DurableRuntime["stream"];
+}
+
+/**
+ * The runtime's follow of a run without its tenant check (`runtime.stream` reads the run once more
+ * for it): {@link RunFollowers.follow}'s callers have read the run in the principal's tenant.
+ */
+export function followSourceOf(runtime: Pick<DurableRuntime, "store" | "signals">): FollowSource {
+  return {
+    store: runtime.store,
+    stream: (runId, { tenantId: _checked, ...options } = {}) =>
+      followRun(runtime.store, runtime.signals, runId, options),
+  };
 }
 
 /** Options of {@link RunFollowers}. */
@@ -218,8 +231,11 @@ export class RunFollowers {
     const follower = new Follower(cursor, this.queueSize, options.signal);
     options.signal?.addEventListener("abort", follower.poke);
     try {
-      // Caught up from the store first, so a follow it starts pushes no backlog into its queue.
-      let caughtUp = false;
+      // Caught up from the store first, so a follow it starts pushes no backlog into its queue;
+      // unless the caller's read of the active run shows a backlog the shared buffer would hold:
+      // then the follow it starts reads it (one store read fewer per stream).
+      const backlog = options.run ? options.run.eventSeq - cursor : -1;
+      let caughtUp = endAt === Number.POSITIVE_INFINITY && backlog >= 0 && backlog <= this.bufferSize;
       let empty = false;
       for (;;) {
         tail = this.tails.get(key);

@@ -32,7 +32,7 @@ import { scheduleRoutes } from "./routes/schedules.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { webhookRoutes } from "./routes/webhooks.js";
-import { RunFollowers } from "./run-followers.js";
+import { followSourceOf, RunFollowers } from "./run-followers.js";
 import { TOKEN_CACHE_MS, TokenCache } from "./token-cache.js";
 
 /** Options of {@link createServer}. */
@@ -105,7 +105,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     artifacts: options.artifacts,
     memory: options.memory,
     tokenCache,
-    followers: new RunFollowers(runtime),
+    followers: new RunFollowers(followSourceOf(runtime)),
   };
 
   const app = Fastify({

@@ -69,7 +69,14 @@ function started(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise
   });
 }
 
-const cliArgs = (command: string[]) => [
+/** `OPENRATH_BENCH_PROFILE_DIR`: `serve` writes a CPU profile there when it exits. */
+const profileArgs = () => {
+  const dir = process.env.OPENRATH_BENCH_PROFILE_DIR;
+  return dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [];
+};
+
+const cliArgs = (command: string[], nodeArgs: string[] = []) => [
+  ...nodeArgs,
   "--conditions=@openrath/source",
   "--import",
   "tsx",
@@ -95,7 +102,11 @@ export function serve(
   const args = ["serve", "--port", "0", "--workflows", flowsFile, "--auth", options.auth];
   if (options.worker) args.push("--concurrency", String(options.concurrency ?? 16));
   else args.push("--no-worker");
-  return started(cliArgs(args), cliEnv(databaseUrl), /OpenRath server on (http:\/\/127\.0\.0\.1:\d+)/);
+  return started(
+    cliArgs(args, profileArgs()),
+    cliEnv(databaseUrl),
+    /OpenRath server on (http:\/\/127\.0\.0\.1:\d+)/,
+  );
 }
 
 /** `openrath worker` on `databaseUrl`. */
@@ -103,7 +114,7 @@ export function worker(databaseUrl: string, concurrency: number): Promise<Child>
   return started(
     cliArgs(["worker", "--workflows", flowsFile, "--concurrency", String(concurrency)]),
     cliEnv(databaseUrl),
-    /OpenRath worker on ()/,
+    /OpenRath worker:()/,
   );
 }
 
