@@ -127,6 +127,13 @@ export type {
 } from "./contract/journal-records.js";
 export type { JournalStoreV1 } from "./contract/journal-store.js";
 export {
+  type EnqueueInput,
+  type MessageQueueV1,
+  type QueuedMessage,
+  type QueuedMessageStatus,
+  queuedMessageKey,
+} from "./contract/message-queue.js";
+export {
   type CheckpointRef,
   type CheckpointWrite,
   type ChunkOp,

@@ -30,5 +30,6 @@ describeStoreConformance({
     access: true,
     schedules: true,
     webhooks: true,
+    messageQueue: true,
   },
 });

@@ -28,6 +28,7 @@ if (postgres.available) {
       access: true,
       schedules: true,
       webhooks: true,
+      messageQueue: true,
     },
   });
 } else {

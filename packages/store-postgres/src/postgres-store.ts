@@ -109,6 +109,7 @@ const CAPABILITIES_SERVER: RunStoreCapabilities = Object.freeze({
   access: true,
   schedules: true,
   webhooks: true,
+  messageQueue: true,
 });
 
 const CAPABILITIES_EMBEDDED: RunStoreCapabilities = Object.freeze({

@@ -1,7 +1,7 @@
 import type { ColumnType, Generated } from "kysely";
 
 /**
- * The tables as the migrations in `migrations/` leave them (migration 8), for Kysely's query
+ * The tables as the migrations in `migrations/` leave them (migration 9), for Kysely's query
  * builder. pg returns `bigint` as a string and PGlite as a number, so those columns read as both.
  */
 
@@ -252,6 +252,23 @@ export interface WebhookDeliveriesTable {
   delivered_at: Timestamp;
 }
 
+/** Migration 9: messages queued behind a session's active run. */
+export interface MessageQueueTable {
+  id: string;
+  tenant_id: string;
+  project_id: string | null;
+  session_id: string;
+  workflow: string;
+  input: string;
+  metadata: ColumnType<unknown, string | undefined, string>;
+  priority: Generated<number>;
+  status: Generated<"pending" | "submitted" | "failed">;
+  run_id: string | null;
+  error: ColumnType<unknown, string | null | undefined, string | null>;
+  visible_at: CreatedAt;
+  created_at: CreatedAt;
+}
+
 /** The store's schema; queries name it with `withSchema`. */
 export interface Database {
   plans: PlansTable;
@@ -272,4 +289,5 @@ export interface Database {
   schedules: SchedulesTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  message_queue: MessageQueueTable;
 }

@@ -2,6 +2,7 @@ import type { AccessStoreV1, AuditInput } from "./access.js";
 import type { DeploymentsV1 } from "./deployments.js";
 import type { ClaimOnSubmitV1, GroupCommitV1, NewSessionSubmitV1 } from "./fast-paths.js";
 import type { JournalStoreV1 } from "./journal-store.js";
+import type { MessageQueueV1 } from "./message-queue.js";
 import type {
   CheckpointWrite,
   Claim,
@@ -82,6 +83,11 @@ export interface RunStoreCapabilities {
    * they report ({@link WebhooksV1}). Absent means false.
    */
   readonly webhooks?: boolean;
+  /**
+   * `messageQueue` keeps messages queued behind a session's active run until it ends
+   * ({@link MessageQueueV1}). Absent means false.
+   */
+  readonly messageQueue?: boolean;
 }
 
 /**
@@ -291,6 +297,9 @@ export interface RunStoreV1 {
 
   /** Webhook endpoints and their outbox, when `capabilities.webhooks` is true. */
   readonly webhooks?: WebhooksV1;
+
+  /** Messages queued behind a session's active run, when `capabilities.messageQueue` is true. */
+  readonly messageQueue?: MessageQueueV1;
 
   /** Workflow names resolved through the store, when `capabilities.deployments` is true. */
   readonly deployments?: DeploymentsV1;

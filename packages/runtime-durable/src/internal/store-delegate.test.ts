@@ -95,6 +95,7 @@ describe("StoreDelegate", () => {
       "access",
       "schedules",
       "webhooks",
+      "messageQueue",
       "referencedArtifacts",
     ])
       expect(key in without).toBe(false);

@@ -2,6 +2,7 @@ import type { AccessStoreV1 } from "../contract/access.js";
 import type { DeploymentsV1 } from "../contract/deployments.js";
 import type { ClaimOnSubmitV1, GroupCommitV1, NewSessionSubmitV1 } from "../contract/fast-paths.js";
 import type { JournalStoreV1 } from "../contract/journal-store.js";
+import type { MessageQueueV1 } from "../contract/message-queue.js";
 import type {
   CheckpointWrite,
   Claim,
@@ -43,6 +44,7 @@ export class StoreDelegate implements RunStoreV1 {
   declare readonly access?: AccessStoreV1;
   declare readonly schedules?: SchedulesV1;
   declare readonly webhooks?: WebhooksV1;
+  declare readonly messageQueue?: MessageQueueV1;
 
   constructor(protected readonly inner: RunStoreV1) {
     const {
@@ -55,6 +57,7 @@ export class StoreDelegate implements RunStoreV1 {
       access,
       schedules,
       webhooks,
+      messageQueue,
     } = inner;
     if (referencedArtifacts)
       this.referencedArtifacts = (tenantId) => referencedArtifacts.call(inner, tenantId);
@@ -66,6 +69,7 @@ export class StoreDelegate implements RunStoreV1 {
     if (access) this.access = access;
     if (schedules) this.schedules = schedules;
     if (webhooks) this.webhooks = webhooks;
+    if (messageQueue) this.messageQueue = messageQueue;
   }
 
   get name(): string {

@@ -111,13 +111,22 @@ describe("publishCommits: a submission's signals", () => {
     const access = {} as NonNullable<RunStoreV1["access"]>;
     const schedules = {} as NonNullable<RunStoreV1["schedules"]>;
     const webhooks = {} as NonNullable<RunStoreV1["webhooks"]>;
-    const store = { journal, deployments, access, schedules, webhooks } as unknown as RunStoreV1;
+    const messageQueue = {} as NonNullable<RunStoreV1["messageQueue"]>;
+    const store = {
+      journal,
+      deployments,
+      access,
+      schedules,
+      webhooks,
+      messageQueue,
+    } as unknown as RunStoreV1;
     const published = publishCommits(store, signals);
     expect(published.journal).toBe(journal);
     expect(published.deployments).toBe(deployments);
     expect(published.access).toBe(access);
     expect(published.schedules).toBe(schedules);
     expect(published.webhooks).toBe(webhooks);
+    expect(published.messageQueue).toBe(messageQueue);
   });
 
   it("leave out a fast path the store does not have", () => {

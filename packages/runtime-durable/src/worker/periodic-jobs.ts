@@ -1,4 +1,5 @@
 import type { RunStoreV1 } from "../contract/run-store.js";
+import { submitQueuedMessages } from "../queue/submit-queued.js";
 import { fireSchedules } from "../schedules/fire-schedules.js";
 import { dispatchWebhooks, type WebhookDeliveryOptions } from "../webhooks/dispatch-webhooks.js";
 import type { WorkerLog } from "./worker-log.js";
@@ -16,7 +17,8 @@ export interface PeriodicJobOptions {
 
 /**
  * The jobs a worker runs on a timer besides its runs: due schedules (each firing once across all
- * workers, by the store's row locks) and the webhook outbox. One tick at a time; a failing store
+ * workers, by the store's row locks), messages queued behind sessions that are free again, and the
+ * webhook outbox. One tick at a time; a failing store
  * is logged once per outage and tried again on the next tick.
  */
 export class PeriodicJobs {
@@ -68,6 +70,11 @@ export class PeriodicJobs {
       const fired = await fireSchedules(this.store);
       if (fired.runIds.length > 0 || fired.failed > 0)
         this.log("info", "fired schedules", { runs: fired.runIds.length, failed: fired.failed });
+      if (!this.stopped) {
+        const queued = await submitQueuedMessages(this.store);
+        if (queued.length > 0)
+          this.log("info", "submitted messages queued behind busy sessions", { runs: queued.length });
+      }
       if (!this.stopped) await dispatchWebhooks(this.store, this.options.webhooks);
       if (this.failing) this.log("info", "schedules and webhooks reachable again", {});
       this.failing = false;

@@ -7,6 +7,7 @@ import { JOURNAL_WITHOUT_RUN_CHECKS } from "./0005-journal-without-run-checks.js
 import { DEPLOYMENTS } from "./0006-deployments.js";
 import { ACCESS } from "./0007-access.js";
 import { SCHEDULES_AND_WEBHOOKS } from "./0008-schedules-and-webhooks.js";
+import { MESSAGE_QUEUE } from "./0009-message-queue.js";
 
 /** One migration: applied once, in order, recorded with its checksum. */
 export interface Migration {
@@ -32,6 +33,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 6, name: "deployments", sql: DEPLOYMENTS, additive: true },
   { version: 7, name: "access", sql: ACCESS, additive: true },
   { version: 8, name: "schedules_and_webhooks", sql: SCHEDULES_AND_WEBHOOKS, additive: true },
+  { version: 9, name: "message_queue", sql: MESSAGE_QUEUE, additive: true },
 ]);
 
 /** SHA-256 of a migration's SQL (with the placeholder), the checksum recorded when it is applied. */

@@ -5,6 +5,7 @@ import {
   DurableError,
   type GroupCommitV1,
   type JournalStoreV1,
+  type MessageQueueV1,
   type NewSessionSubmitV1,
   type RunRecord,
   type RunStoreCapabilities,
@@ -25,6 +26,7 @@ import { FINISH_BATCH, type FinishItem, finishRuns } from "./finish.js";
 import { isUuid } from "./ids.js";
 import { expireInterrupts } from "./interrupts.js";
 import { journalStore } from "./journal-store.js";
+import { messageQueueStore } from "./message-queue.js";
 import { deploymentsOf, getPlan, registerPlan } from "./plans.js";
 import { applyRetention, eraseSession } from "./retention.js";
 import { claimRuns, getRun, heartbeat, listRuns, reclaimRuns } from "./runs.js";
@@ -63,6 +65,8 @@ export class KyselyRunStore implements RunStoreV1 {
   readonly schedules: SchedulesV1;
   /** Webhook endpoints and their outbox (capability `webhooks`). */
   readonly webhooks: WebhooksV1;
+  /** Messages queued behind a session's active run (capability `messageQueue`). */
+  readonly messageQueue: MessageQueueV1;
 
   constructor(
     readonly name: string,
@@ -77,6 +81,7 @@ export class KyselyRunStore implements RunStoreV1 {
     this.access = accessStore(c, (work) => this.run(work));
     this.schedules = schedulesStore(c, (work) => this.run(work));
     this.webhooks = webhooksStore(c, (work) => this.run(work));
+    this.messageQueue = messageQueueStore(c, (work) => this.run(work));
     // Runs that end while another end is being written share the next statement (group commit).
     this.finishes = new Batcher<FinishItem, RunRecord>(
       (items) => finishRuns(c, items),

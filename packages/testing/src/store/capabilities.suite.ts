@@ -25,7 +25,7 @@ export function capabilitiesSuite(context: StoreSuiteContext): void {
     });
 
     group.test(
-      "a capability that names a member is true exactly when the member is there (journal, deployments, access, schedules, webhooks, groupCommit, newSessionSubmit, claimOnSubmit)",
+      "a capability that names a member is true exactly when the member is there (journal, deployments, access, schedules, webhooks, messageQueue, groupCommit, newSessionSubmit, claimOnSubmit)",
       async () => {
         const store = group.track(await context.create());
         const methods = {
@@ -33,6 +33,7 @@ export function capabilitiesSuite(context: StoreSuiteContext): void {
           deployments: ["deploy", "current", "revisions"],
           access: ["createToken", "findToken", "listTokens", "revokeToken", "appendAudit", "listAudit"],
           schedules: ["create", "get", "list", "update", "delete", "fireDue", "nextDue"],
+          messageQueue: ["enqueue", "get", "takeReady", "complete", "release"],
           webhooks: [
             "createWebhook",
             "getWebhook",

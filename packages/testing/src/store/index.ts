@@ -12,6 +12,7 @@ import { eventsSuite } from "./events.suite.js";
 import { interruptsSuite } from "./interrupts.suite.js";
 import { journalSuite } from "./journal.suite.js";
 import { leasesSuite } from "./leases.suite.js";
+import { messageQueueSuite } from "./message-queue.suite.js";
 import { projectsSuite } from "./projects.suite.js";
 import { retentionSuite } from "./retention.suite.js";
 import { schedulesSuite } from "./schedules.suite.js";
@@ -51,7 +52,8 @@ export interface StoreConformanceOptions {
  * `capabilities.deployments`, workflow names resolved through the store; runs' projects and the
  * listings filtered by them; for stores with `capabilities.schedules`, cron schedules fired exactly
  * once; for stores with `capabilities.webhooks`, webhook endpoints and the outbox written with
- * each run's end or park; for stores with `capabilities.access`, tokens, the audit log and the
+ * each run's end or park; for stores with `capabilities.messageQueue`, messages queued behind a
+ * session's active run; for stores with `capabilities.access`, tokens, the audit log and the
  * audit records of mutations; and, for stores with `capabilities.journal`, the step journal, the
  * effect ledger and interrupts.
  *
@@ -84,6 +86,7 @@ export function describeStoreConformance(options: StoreConformanceOptions): void
     if (context.capabilities.deployments) deploymentsSuite(context);
     if (context.capabilities.schedules) schedulesSuite(context);
     if (context.capabilities.webhooks) webhooksSuite(context);
+    if (context.capabilities.messageQueue) messageQueueSuite(context);
     // Tokens, the audit log and the audit records of mutations, for stores that claim them.
     if (context.capabilities.access) {
       accessSuite(context);
