@@ -22,7 +22,7 @@ describe("the client's types come from the generated paths", () => {
   });
 
   it("takes the request bodies the document declares", () => {
-    expectTypeOf<Parameters<OpenRathClient["runs"]["create"]>[0]>().toEqualTypeOf<
+    expectTypeOf<Parameters<OpenRathClient["runs"]["createOrEnqueue"]>[0]>().toEqualTypeOf<
       paths["/v1/runs"]["post"]["requestBody"]["content"]["application/json"]
     >();
     expectTypeOf<Parameters<OpenRathClient["interrupts"]["decide"]>[1]>().toHaveProperty("kind");

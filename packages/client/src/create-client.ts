@@ -3,8 +3,8 @@ import { followStream, type OpenStream } from "./event-stream.js";
 import type { paths } from "./generated/openapi.js";
 import { paginate } from "./internal/paginate.js";
 import { errorFromResponse, OpenRathApiError } from "./openrath-api-error.js";
-import type { OpenRathClient, RequestOptions } from "./openrath-client.js";
-import type { Readiness } from "./types.js";
+import type { CreateRunOptions, OpenRathClient, RequestOptions, RunMethods } from "./openrath-client.js";
+import type { CreateRunBody, Readiness } from "./types.js";
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
@@ -88,6 +88,18 @@ export function createClient(options: ClientOptions): OpenRathClient {
       return { response, body: data as ReadableStream<Uint8Array> };
     };
 
+  // `create` and `createOrEnqueue` are one request; the server's status says which body it is.
+  const createRun = (body: CreateRunBody, request?: CreateRunOptions) =>
+    ok(
+      api.POST("/v1/runs", {
+        params: {
+          header: request?.idempotencyKey !== undefined ? { "idempotency-key": request.idempotencyKey } : {},
+        },
+        body,
+        ...init(request),
+      }),
+    );
+
   const client: OpenRathClient = {
     health: {
       live: (request) => ok(api.GET("/health/live", init(request))),
@@ -112,17 +124,8 @@ export function createClient(options: ClientOptions): OpenRathClient {
         ),
     },
     runs: {
-      create: (body, request) =>
-        ok(
-          api.POST("/v1/runs", {
-            params: {
-              header:
-                request?.idempotencyKey !== undefined ? { "idempotency-key": request.idempotencyKey } : {},
-            },
-            body,
-            ...init(request),
-          }),
-        ),
+      create: (body, request) => createRun(body, request) as ReturnType<RunMethods["create"]>,
+      createOrEnqueue: (body, request) => createRun(body, request),
       get: (runId, request) =>
         ok(api.GET("/v1/runs/{runId}", { params: { path: { runId } }, ...init(request) })),
       list: ({ status, ...query } = {}, request) => {

@@ -61,7 +61,19 @@ export interface RunMethods {
    * `POST /v1/runs`: starts a run of `body.assistant` from `input`, a whole `session`, a fork
    * `from` another run's checkpoint, or a `merge` of several runs' sessions (grant `run.create`).
    */
-  create(body: CreateRunBody, options?: CreateRunOptions): Promise<ResponseBody<"/v1/runs", "post", 201>>;
+  create(
+    body: CreateRunBody & { readonly ifBusy?: "reject" | "interrupt" },
+    options?: CreateRunOptions,
+  ): Promise<ResponseBody<"/v1/runs", "post", 201>>;
+  /**
+   * `POST /v1/runs` with any busy-session policy: with `ifBusy: "enqueue"`, a session whose run is
+   * still active answers with the queued message (HTTP 202; `status: "pending"`, then
+   * `submitted` with its `runId`, as `GET /v1/queued-messages/{id}` shows); otherwise the run.
+   */
+  createOrEnqueue(
+    body: CreateRunBody,
+    options?: CreateRunOptions,
+  ): Promise<ResponseBody<"/v1/runs", "post", 201> | ResponseBody<"/v1/runs", "post", 202>>;
   /** `GET /v1/runs/{runId}`; `run_not_found` for a run of another tenant or project too. */
   get(runId: string, options?: RequestOptions): Promise<ResponseBody<"/v1/runs/{runId}", "get", 200>>;
   /** `GET /v1/runs`: one page, oldest first; pass the page's `next` as `after` for the following one. */

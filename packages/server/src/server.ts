@@ -27,6 +27,7 @@ import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { interruptRoutes } from "./routes/interrupts.js";
 import { memoryRoutes } from "./routes/memory.js";
+import { queuedMessageRoutes } from "./routes/queued-messages.js";
 import { runRoutes } from "./routes/runs.js";
 import { scheduleRoutes } from "./routes/schedules.js";
 import { sessionRoutes } from "./routes/sessions.js";
@@ -250,6 +251,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   await app.register(auditRoutes(context));
   await app.register(scheduleRoutes(context));
   await app.register(webhookRoutes(context));
+  await app.register(queuedMessageRoutes(context));
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

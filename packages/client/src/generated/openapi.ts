@@ -443,6 +443,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["QueuedMessage"];
+                    };
+                };
+                /** @description Default Response */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -489,6 +498,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                501: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3124,6 +3142,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/queued-messages/{messageId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a message queued behind a busy session */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    messageId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["QueuedMessage"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                501: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3343,6 +3435,23 @@ export interface components {
             /** @description Epoch milliseconds. */
             createdAt: number;
         };
+        QueuedMessageInput: {
+            id: string;
+            sessionId: string;
+            assistant: string;
+            /**
+             * @description `pending` until the session's active run ends, then `submitted` (see `runId`).
+             * @enum {string}
+             */
+            status: "pending" | "submitted" | "failed";
+            /** @description The run the message became, once submitted. */
+            runId: string | null;
+            error: {
+                code: string;
+                message: string;
+            } | null;
+            createdAt: string;
+        };
         CreateRunInput: {
             /** @description The workflow's name (its deployed revision) or a plan hash. */
             assistant: string;
@@ -3352,11 +3461,13 @@ export interface components {
             session?: {
                 [key: string]: unknown;
             };
-            /** @description Fork the session of another run's checkpoint (time travel): `input`, if given, is appended. */
+            /** @description Fork the session of another run's checkpoint (time travel), optionally rewound (`keepChunks`): `input`, if given, is appended. */
             from?: {
                 runId: string;
                 /** @description A checkpoint of that run (default its latest). */
                 sequence?: number;
+                /** @description Keep only the first n chunks of that checkpoint's session (rewind to before a message, to send another in its place); recorded in the fork's lineage node. */
+                keepChunks?: number;
             };
             /** @description Merge the sessions of these runs' checkpoints (the shared prefix once, then each side): `input`, if given, is appended. */
             merge?: {
@@ -3366,10 +3477,10 @@ export interface components {
             /** @description Continue this session (its newest checkpoint): `input` is appended as the next user message. */
             sessionId?: string;
             /**
-             * @description When the session already has an active run: `reject` (409 `session_busy`) or `interrupt` (cancel it, then start this one; needs `run.cancel`).
+             * @description When the session already has an active run: `reject` (409 `session_busy`), `interrupt` (cancel it, then start this one; needs `run.cancel`) or `enqueue` (202 with the queued message: started as the session's next run when the active one ends; with `sessionId` and `input`).
              * @enum {string}
              */
-            ifBusy?: "reject" | "interrupt";
+            ifBusy?: "reject" | "interrupt" | "enqueue";
             priority?: number;
             metadata?: {
                 [key: string]: unknown;
@@ -3709,6 +3820,23 @@ export interface components {
             /** @description Epoch milliseconds. */
             createdAt: number;
         };
+        QueuedMessage: {
+            id: string;
+            sessionId: string;
+            assistant: string;
+            /**
+             * @description `pending` until the session's active run ends, then `submitted` (see `runId`).
+             * @enum {string}
+             */
+            status: "pending" | "submitted" | "failed";
+            /** @description The run the message became, once submitted. */
+            runId: string | null;
+            error: {
+                code: string;
+                message: string;
+            } | null;
+            createdAt: string;
+        };
         CreateRun: {
             /** @description The workflow's name (its deployed revision) or a plan hash. */
             assistant: string;
@@ -3718,11 +3846,13 @@ export interface components {
             session?: {
                 [key: string]: unknown;
             };
-            /** @description Fork the session of another run's checkpoint (time travel): `input`, if given, is appended. */
+            /** @description Fork the session of another run's checkpoint (time travel), optionally rewound (`keepChunks`): `input`, if given, is appended. */
             from?: {
                 runId: string;
                 /** @description A checkpoint of that run (default its latest). */
                 sequence?: number;
+                /** @description Keep only the first n chunks of that checkpoint's session (rewind to before a message, to send another in its place); recorded in the fork's lineage node. */
+                keepChunks?: number;
             };
             /** @description Merge the sessions of these runs' checkpoints (the shared prefix once, then each side): `input`, if given, is appended. */
             merge?: {
@@ -3732,10 +3862,10 @@ export interface components {
             /** @description Continue this session (its newest checkpoint): `input` is appended as the next user message. */
             sessionId?: string;
             /**
-             * @description When the session already has an active run: `reject` (409 `session_busy`) or `interrupt` (cancel it, then start this one; needs `run.cancel`).
+             * @description When the session already has an active run: `reject` (409 `session_busy`), `interrupt` (cancel it, then start this one; needs `run.cancel`) or `enqueue` (202 with the queued message: started as the session's next run when the active one ends; with `sessionId` and `input`).
              * @enum {string}
              */
-            ifBusy?: "reject" | "interrupt";
+            ifBusy?: "reject" | "interrupt" | "enqueue";
             priority?: number;
             metadata?: {
                 [key: string]: unknown;

@@ -57,10 +57,10 @@ export const CreateRun = z
         "Continue this session (its newest checkpoint): `input` is appended as the next user message.",
       ),
     ifBusy: z
-      .enum(["reject", "interrupt"])
+      .enum(["reject", "interrupt", "enqueue"])
       .optional()
       .describe(
-        "When the session already has an active run: `reject` (409 `session_busy`) or `interrupt` (cancel it, then start this one; needs `run.cancel`).",
+        "When the session already has an active run: `reject` (409 `session_busy`), `interrupt` (cancel it, then start this one; needs `run.cancel`) or `enqueue` (202 with the queued message: started as the session's next run when the active one ends; with `sessionId` and `input`).",
       ),
     priority: z.number().int().min(-100).max(100).optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),

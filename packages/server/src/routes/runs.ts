@@ -6,6 +6,7 @@ import { auditOf, principalOf, type ServerContext, visibleRun } from "../context
 import { ApiError, ErrorEnvelope } from "../errors.js";
 import { allows } from "../grants.js";
 import { limit, page, Run, RunStatus, runOut, SessionBody, sessionOut } from "../schemas.js";
+import { enqueueMessage, QueuedMessage } from "./queued-messages.js";
 import { CreateRun, startingSession } from "./run-input.js";
 
 const RunId = z.object({ runId: z.string().min(1).max(128) });
@@ -60,7 +61,7 @@ export const runRoutes =
           summary: "Start a durable run",
           body: CreateRun,
           headers: z.object({ "idempotency-key": z.string().min(1).max(256).optional() }),
-          response: { 201: Run, ...errors, 429: ErrorEnvelope },
+          response: { 201: Run, 202: QueuedMessage, ...errors, 429: ErrorEnvelope, 501: ErrorEnvelope },
         },
       },
       async (request, reply) => {
@@ -89,6 +90,10 @@ export const runRoutes =
         try {
           run = await submit();
         } catch (error) {
+          if (body.ifBusy === "enqueue" && OpenRathError.isInstance(error, "session_busy")) {
+            reply.status(202);
+            return enqueueMessage(context, request, body);
+          }
           if (body.ifBusy !== "interrupt" || !OpenRathError.isInstance(error, "session_busy")) throw error;
           if (!allows(principal.grants, "run.cancel"))
             throw new ApiError(
