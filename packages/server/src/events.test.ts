@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
-import { describe, expect, it } from "vitest";
-import { serverHarness } from "./testing/harness.js";
+import type { AccessStoreV1 } from "@openrath/runtime-durable/store";
+import { describe, expect, it, vi } from "vitest";
+import { bearer, mint, serverHarness } from "./testing/harness.js";
 
 const harness = serverHarness();
 
@@ -90,6 +91,61 @@ describe("events over HTTP", () => {
     });
     expect(response.statusCode).toBe(400);
     expect(response.json().error.code).toBe("invalid_request");
+  });
+});
+
+describe("streams of a run the server follows already", () => {
+  it("join with no read of the run in the follower's project, while another project's token is still not found and a follower ending at a park reads the run", async () => {
+    const { app, runtime } = await harness.setup({ auth: { mode: "tokens" } });
+    await app.listen({ port: 0, host: "127.0.0.1" });
+    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const access = runtime.store.access as AccessStoreV1;
+    const alpha = bearer(await mint(access, { projectId: "alpha", grants: ["run.*", "event.read"] }));
+    const beta = bearer(await mint(access, { projectId: "beta", grants: ["run.*", "event.read"] }));
+    const admin = bearer(await mint(access, { grants: ["*"] }));
+    const run = (
+      await app.inject({
+        method: "POST",
+        url: "/v1/runs",
+        headers: alpha,
+        payload: { assistant: "approval", input: "go" },
+      })
+    ).json();
+    const parked = await runtime.wait(run.id, { onPark: "return" });
+    const store = runtime.store;
+    const getRun = store.getRun.bind(store);
+    let runReads = 0;
+    store.getRun = (...args) => {
+      runReads++;
+      return getRun(...args);
+    };
+    const first = await fetch(`${base}/v1/runs/${run.id}/stream`, { headers: alpha });
+    // The route's read, and the shared follow's check of the run when it starts.
+    await vi.waitFor(() => expect(runReads).toBeGreaterThanOrEqual(2));
+    const afterFirst = runReads;
+    const second = await fetch(`${base}/v1/runs/${run.id}/stream?after=2`, { headers: alpha });
+    expect(second.status).toBe(200);
+    expect(runReads).toBe(afterFirst);
+    const other = await fetch(`${base}/v1/runs/${run.id}/stream`, { headers: beta });
+    expect(other.status).toBe(404);
+    expect((await other.json()).error.code).toBe("run_not_found");
+    // The run is parked: a follower ending at a park reads it and ends at once.
+    const atPark = await fetch(`${base}/v1/runs/${run.id}/stream?parked=true&after=${parked.eventSeq}`, {
+      headers: alpha,
+    });
+    expect(await readFrames(atPark)).toEqual([]);
+    const inbox = (await app.inject({ method: "GET", url: "/v1/interrupts", headers: admin })).json();
+    await app.inject({
+      method: "POST",
+      url: `/v1/interrupts/${inbox.items[0].id}/decision`,
+      headers: admin,
+      payload: { kind: "approve" },
+    });
+    const done = await runtime.wait(run.id);
+    const ids = async (response: Response) => (await readFrames(response)).map((frame) => Number(frame.id));
+    const all = Array.from({ length: done.eventSeq }, (_, i) => i + 1);
+    expect(await ids(first)).toEqual(all);
+    expect(await ids(second)).toEqual(all.slice(2));
   });
 });
 

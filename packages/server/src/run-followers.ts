@@ -42,7 +42,12 @@ export interface JoinOptions {
   /** End when the run parks (`waiting`, `needs_review`) as well as when it ends. */
   readonly parked?: boolean;
   /** The run as the caller read it: when its status ends this follower, the follow ends at its last event. */
-  readonly run?: { readonly status: RunStatus; readonly eventSeq: number };
+  readonly run?: {
+    readonly status: RunStatus;
+    readonly eventSeq: number;
+    /** Kept by a shared follow this starts, for {@link RunFollowers.projectOf}. */
+    readonly projectId?: string | null;
+  };
   readonly signal?: AbortSignal;
 }
 
@@ -135,6 +140,8 @@ class SharedTail {
   constructor(
     private readonly start: number,
     private readonly bufferSize: number,
+    /** The run's project, when the follower that started this follow knew it. */
+    readonly projectId: string | null | undefined,
     private readonly onDone: () => void,
   ) {
     this.last = start;
@@ -213,6 +220,16 @@ export class RunFollowers {
   }
 
   /**
+   * The project (or `null`) of a run with a shared follow open in `tenantId`, as the read of the
+   * follower that started it found it; `undefined` when there is none or it is not known. A run
+   * is followed in a tenant only after a read in that tenant found it, so a caller may take this
+   * for its own visibility read.
+   */
+  projectOf(tenantId: string, runId: string): string | null | undefined {
+    return this.tails.get(`${tenantId}\u0000${runId}`)?.projectId;
+  }
+
+  /**
    * The run's events after `options.after`, as {@link DurableRuntime.stream} yields them.
    *
    * @throws {FollowerLagged} when this follower's queue overflows; the follow's error; the
@@ -239,7 +256,8 @@ export class RunFollowers {
       let empty = false;
       for (;;) {
         tail = this.tails.get(key);
-        if (!tail && caughtUp) tail = this.startTail(key, runId, options.tenantId, cursor);
+        if (!tail && caughtUp)
+          tail = this.startTail(key, runId, options.tenantId, cursor, options.run?.projectId);
         if (tail?.admit(follower, cursor)) break;
         if (tail && empty) {
           // The shared follow started past the run's last event (a cursor from the future): follow alone.
@@ -276,8 +294,14 @@ export class RunFollowers {
     }
   }
 
-  private startTail(key: string, runId: string, tenantId: string, after: number): SharedTail {
-    const tail = new SharedTail(after, this.bufferSize, () => {
+  private startTail(
+    key: string,
+    runId: string,
+    tenantId: string,
+    after: number,
+    projectId: string | null | undefined,
+  ): SharedTail {
+    const tail = new SharedTail(after, this.bufferSize, projectId, () => {
       if (this.tails.get(key) === tail) this.tails.delete(key);
     });
     this.tails.set(key, tail);

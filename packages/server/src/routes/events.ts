@@ -100,7 +100,15 @@ export const eventRoutes =
       async (request, reply) => {
         const principal = principalOf(request);
         const { runId } = request.params;
-        const run = await visibleRun(context, principal, runId);
+        const parked = request.query.parked === "true";
+        // A run this process follows already in the principal's tenant needs no read of its own
+        // when its project is the principal's: the follow's buffer serves the rest. (A follower
+        // that ends at a park reads the run: it may be parked now.)
+        const shared = parked ? undefined : context.followers.projectOf(principal.tenantId, runId);
+        const run =
+          shared !== undefined && (principal.projectId === null || shared === principal.projectId)
+            ? undefined
+            : await visibleRun(context, principal, runId);
         const after = startAfter(request.headers["last-event-id"], request.query.after);
         const abort = new AbortController();
         streams.add(abort);
@@ -108,8 +116,8 @@ export const eventRoutes =
         const events = context.followers.follow(runId, {
           after,
           tenantId: principal.tenantId,
-          parked: request.query.parked === "true",
-          run,
+          parked,
+          ...(run ? { run } : {}),
           signal: abort.signal,
         });
         reply.hijack();
