@@ -128,7 +128,7 @@ describe("streams of a run the server follows already", () => {
     expect(runReads).toBe(afterFirst);
     const other = await fetch(`${base}/v1/runs/${run.id}/stream`, { headers: beta });
     expect(other.status).toBe(404);
-    expect((await other.json()).error.code).toBe("run_not_found");
+    expect(((await other.json()) as { error: { code: string } }).error.code).toBe("run_not_found");
     // The run is parked: a follower ending at a park reads it and ends at once.
     const atPark = await fetch(`${base}/v1/runs/${run.id}/stream?parked=true&after=${parked.eventSeq}`, {
       headers: alpha,
