@@ -20,7 +20,14 @@ import autocannon from "autocannon";
 import { benchPostgresUrl } from "./internal/durable-fixtures.js";
 import { emit, median, progressFor, quantile, round } from "./internal/report.js";
 import { one, ticker } from "./internal/server-flows.js";
-import { bareServer, type Child, freshDatabase, serve, worker } from "./internal/server-processes.js";
+import {
+  bareServer,
+  type Child,
+  cpuMsOf,
+  freshDatabase,
+  serve,
+  worker,
+} from "./internal/server-processes.js";
 import { apiClient, createRun, followStream, type Received, succeeded } from "./internal/sse-client.js";
 
 const progress = progressFor("server");
@@ -81,12 +88,34 @@ async function closedLoop(clients: number, ms: number, once: () => Promise<void>
   return result;
 }
 
-/** Warm-up, then the timed loop; one JSON line. */
-async function measured(system: string, once: () => Promise<void>): Promise<number> {
+/** The CPU time (ms) this process (the clients, and the in-process runtime) has used so far. */
+const ownCpuMs = () => {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+};
+
+/**
+ * Warm-up, then the timed loop; one JSON line. `children` are the system's other processes: their
+ * CPU time per run is reported beside this process's (the clients', and the in-process runtime's),
+ * a measure the machine's other load moves less than runs per second.
+ */
+async function measured(
+  system: string,
+  once: () => Promise<void>,
+  children: Child[] = [],
+): Promise<{ runsPerSecond: number; cpuMsPerRun: number }> {
   progress(`throughput: ${system}: warm-up ${WARM_UP_MS / 1000} s, then ${SECONDS} s`);
   await closedLoop(CLIENTS, WARM_UP_MS, once);
+  const cpu = () => children.map((child) => cpuMsOf(child.child.pid));
+  const [ownBefore, childrenBefore] = [ownCpuMs(), cpu()];
   const r = await closedLoop(CLIENTS, SECONDS * 1000, once);
+  const [ownAfter, childrenAfter] = [ownCpuMs(), cpu()];
+  const perRun = (ms: number) => round(ms / Math.max(1, r.runs + r.errors), 3);
+  const childMs = childrenAfter.map((after, i) =>
+    after === undefined || childrenBefore[i] === undefined ? Number.NaN : after - childrenBefore[i],
+  );
   const runsPerSecond = r.runs / r.seconds;
+  const cpuMsPerRun = perRun(ownAfter - ownBefore + childMs.reduce((a, b) => a + b, 0));
   emit({
     bench: "server.throughput",
     system,
@@ -96,13 +125,20 @@ async function measured(system: string, once: () => Promise<void>): Promise<numb
     runsPerSecond: round(runsPerSecond, 1),
     errors: r.errors,
     ...(r.firstError ? { firstError: r.firstError } : {}),
+    cpuMsPerRun: {
+      benchProcess: perRun(ownAfter - ownBefore),
+      ...(childMs.length > 0 ? { children: childMs.map(perRun) } : {}),
+      total: cpuMsPerRun,
+    },
   });
-  return runsPerSecond;
+  return { runsPerSecond, cpuMsPerRun };
 }
 
 const input = () => Session.fromUserMessage("bench");
 
-async function inProcess(): Promise<number> {
+type Measured = Awaited<ReturnType<typeof measured>>;
+
+async function inProcess(): Promise<Measured> {
   const db = await freshDatabase(url);
   const { store } = await prepared(db.url);
   const runtime = createDurableRuntime({ store });
@@ -122,7 +158,7 @@ async function inProcess(): Promise<number> {
   }
 }
 
-async function overHttp(workers: 1 | 2): Promise<number> {
+async function overHttp(workers: 1 | 2): Promise<Measured> {
   const db = await freshDatabase(url);
   const { store, token } = await prepared(db.url);
   await store.close();
@@ -141,11 +177,15 @@ async function overHttp(workers: 1 | 2): Promise<number> {
     const client = apiClient(server.url, token, CLIENTS * 2);
     const system =
       workers === 1 ? "HTTP: serve, embedded worker" : "HTTP: serve --no-worker + 2 worker processes";
-    const rate = await measured(`${system} (auth ${authOf(token)})`, async () => {
-      const id = await createRun(client, "one", "bench");
-      const events = await followStream(client, id);
-      if (!succeeded(events)) throw new Error(`run ${id}: stream ended without success`);
-    });
+    const rate = await measured(
+      `${system} (auth ${authOf(token)})`,
+      async () => {
+        const id = await createRun(client, "one", "bench");
+        const events = await followStream(client, id);
+        if (!succeeded(events)) throw new Error(`run ${id}: stream ended without success`);
+      },
+      children,
+    );
     await client.dispatcher.close();
     return rate;
   } finally {
@@ -158,11 +198,15 @@ async function overHttp(workers: 1 | 2): Promise<number> {
 async function throughput(twoWorkers: boolean) {
   const anchor = await inProcess();
   const one_ = await overHttp(1);
-  const two = twoWorkers ? await overHttp(2) : Number.NaN;
+  const two = twoWorkers ? await overHttp(2) : undefined;
+  const ratio = (of: Measured) => round(of.runsPerSecond / anchor.runsPerSecond, 2);
+  const cpuRatio = (of: Measured) => round(of.cpuMsPerRun / anchor.cpuMsPerRun, 2);
   emit({
     bench: "server.throughput.ratio",
-    httpOneWorkerVsInProcess: round(one_ / anchor, 2),
-    ...(twoWorkers ? { httpTwoWorkersVsInProcess: round(two / anchor, 2) } : {}),
+    httpOneWorkerVsInProcess: ratio(one_),
+    ...(two ? { httpTwoWorkersVsInProcess: ratio(two) } : {}),
+    cpuPerRunHttpOneWorkerVsInProcess: cpuRatio(one_),
+    ...(two ? { cpuPerRunHttpTwoWorkersVsInProcess: cpuRatio(two) } : {}),
     target: "≥ 0.70, zero errors",
   });
 }

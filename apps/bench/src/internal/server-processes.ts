@@ -2,6 +2,7 @@
 // a user runs them, on DATABASE_URL), a bare Fastify server, and a fresh database for each case.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,6 +31,24 @@ export async function freshDatabase(url: string): Promise<{ url: string; drop():
   at.pathname = `/${name}`;
   return { url: at.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
 }
+
+/**
+ * CPU time (user + system, ms) a process has used so far, from `/proc/<pid>/stat`; `undefined`
+ * where there is no `/proc` (not Linux) or the process has gone.
+ */
+export function cpuMsOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The fields after the command name (in parentheses, which may hold spaces): utime is the 14th.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+/** `getconf CLK_TCK`: 100 on every Linux this runs on. */
+const CLOCK_TICKS = 100;
 
 export interface Child {
   readonly child: ChildProcess;
