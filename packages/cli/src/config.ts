@@ -149,6 +149,14 @@ export const configSchema = z.object({
       "How long a worker's claim on a run lasts between heartbeats: a worker that dies is replaced after at most this long.",
     )
     .meta({ example: "10000" }),
+  OPENRATH_WEBHOOKS_ALLOW_INTERNAL: z
+    .enum(["0", "1", "false", "true"])
+    .default("0")
+    .transform((value) => value === "1" || value === "true")
+    .describe(
+      "Let workers deliver webhooks to internal addresses (loopback, private, link-local such as cloud metadata); off, a tenant's URL cannot reach into the network the workers run in.",
+    )
+    .meta({ example: "1" }),
   OPENRATH_TENANT: z
     .string()
     .min(1)

@@ -118,6 +118,7 @@ export {
   verifyWebhook,
   WEBHOOK_HEADERS,
 } from "./webhooks/webhook-signature.js";
+export { isInternalAddress, webhookTargetRefusal } from "./webhooks/webhook-target.js";
 export type { IsolatedContext } from "./worker/isolated-executor.js";
 export type { PeriodicJobOptions } from "./worker/periodic-jobs.js";
 export { DurableWorker, type StopOptions, type WorkerOptions } from "./worker/worker.js";

@@ -47,13 +47,16 @@ async function receiver(failures = 0) {
 async function serverOn(
   db: PGlite,
   jobs: boolean,
+  allowInternalTargets = true,
 ): Promise<{ runtime: DurableRuntime; app: FastifyInstance }> {
   const runtime = createDurableRuntime({ store: await pgliteStore({ db }) });
   open.push(() => runtime.close({ drain: false }));
   await runtime.register(echo);
   await runtime.register(approval);
   await runtime
-    .worker({ jobs: jobs ? { tickMs: 50, webhooks: { retryBaseMs: 100 } } : { tickMs: false } })
+    .worker({
+      jobs: jobs ? { tickMs: 50, webhooks: { retryBaseMs: 100, allowInternalTargets } } : { tickMs: false },
+    })
     .start();
   const app = await createServer({ runtime, auth: { mode: "tokens" } });
   open.push(() => app.close());
@@ -191,6 +194,38 @@ describe("webhooks", () => {
       new Set([delivered.id]),
     );
     expect(new Set(hooks.received.map((r) => r.body)).size).toBe(1);
+  });
+
+  it("by default refuses to deliver to an internal address (here loopback): failed at once, no request made", async () => {
+    const { runtime, app } = await serverOn(await memoryDb(), true, false);
+    const admin = await mint(runtime.store.access as AccessStoreV1, { grants: ["*"] });
+    const hooks = await receiver();
+    const { webhook } = (
+      await app.inject({
+        method: "POST",
+        url: "/v1/webhooks",
+        headers: bearer(admin),
+        payload: { url: hooks.url, events: ["run.ended"] },
+      })
+    ).json();
+    await app.inject({
+      method: "POST",
+      url: "/v1/runs",
+      headers: bearer(admin),
+      payload: { assistant: "echo", input: "hi" },
+    });
+    const failed = await until(async () => {
+      const listed = (
+        await app.inject({
+          method: "GET",
+          url: `/v1/webhooks/${webhook.id}/deliveries`,
+          headers: bearer(admin),
+        })
+      ).json();
+      return listed.items[0]?.status === "failed" ? listed.items[0] : undefined;
+    }, "the refused delivery");
+    expect(failed.lastError).toBe("refused: 127.0.0.1 is an internal address");
+    expect(hooks.received).toEqual([]);
   });
 
   it("a run that ended while no dispatcher ran (its process gone) is still delivered by the next one: the outbox", async () => {

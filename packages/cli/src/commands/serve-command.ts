@@ -63,6 +63,15 @@ function positiveInt(value: string | true | undefined, name: string, fallback: n
   return n;
 }
 
+/** The worker of `serve` and `worker`, as the configuration sets it. */
+function workerOptions(config: Config, concurrency: number) {
+  return {
+    concurrency,
+    leaseMs: config.OPENRATH_WORKER_LEASE_MS,
+    jobs: { webhooks: { allowInternalTargets: config.OPENRATH_WEBHOOKS_ALLOW_INTERNAL } },
+  };
+}
+
 /** The server's auth options for a mode, with the JWT settings from the configuration. */
 function authOptions(mode: string, config: Config): AuthOptions {
   if (mode === "local" || mode === "tokens") return { mode };
@@ -158,9 +167,7 @@ export const serveCommand: Command = {
     });
     try {
       const names = await registerWorkflows(ctx, config, runtime, options);
-      const worker = options["no-worker"]
-        ? undefined
-        : runtime.worker({ concurrency, leaseMs: config.OPENRATH_WORKER_LEASE_MS });
+      const worker = options["no-worker"] ? undefined : runtime.worker(workerOptions(config, concurrency));
       await worker?.start();
       const app = await createServer({
         runtime,
@@ -225,7 +232,7 @@ export const workerCommand: Command = {
     });
     try {
       const names = await registerWorkflows(ctx, config, runtime, options);
-      const worker = runtime.worker({ concurrency, leaseMs: config.OPENRATH_WORKER_LEASE_MS });
+      const worker = runtime.worker(workerOptions(config, concurrency));
       await worker.start();
       ctx.stderr.write(
         [

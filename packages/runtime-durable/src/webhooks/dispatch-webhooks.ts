@@ -2,6 +2,7 @@ import { backoffDelay } from "@openrath/core/backend";
 import type { RunStoreV1 } from "../contract/run-store.js";
 import type { DueDelivery } from "../contract/webhooks.js";
 import { signWebhook, WEBHOOK_HEADERS } from "./webhook-signature.js";
+import { webhookTargetRefusal } from "./webhook-target.js";
 
 /** How webhooks are delivered. */
 export interface WebhookDeliveryOptions {
@@ -13,6 +14,12 @@ export interface WebhookDeliveryOptions {
   readonly timeoutMs?: number;
   /** Deliveries taken per tick (default 16). */
   readonly batch?: number;
+  /**
+   * Deliver to internal addresses too: loopback, private, link-local (cloud metadata) and the
+   * other ranges {@link webhookTargetRefusal} refuses (default false: such a delivery fails at
+   * once, without a request, and is not retried).
+   */
+  readonly allowInternalTargets?: boolean;
 }
 
 /** The body of a delivery: the same bytes on every attempt. */
@@ -72,6 +79,11 @@ export async function dispatchWebhooks(
   const due = await webhooks.takeDue(Math.max(1, options.batch ?? 16), timeoutMs + 30_000);
   await Promise.all(
     due.map(async (item) => {
+      const refused = await webhookTargetRefusal(item.url, options.allowInternalTargets === true);
+      if (refused !== undefined) {
+        await webhooks.recordAttempt(item.delivery.id, { ok: false, error: `refused: ${refused}` });
+        return;
+      }
       const error = await attempt(item, timeoutMs);
       const attempts = item.delivery.attempts + 1;
       await webhooks.recordAttempt(
