@@ -64,7 +64,9 @@ describe.skipIf(!postgres.available)(`an idle worker sends the database nothing 
         { entry: true },
       );
       await runtime.register(flow);
-      const worker = runtime.worker({ concurrency: 4, leaseMs: 30_000 });
+      // The run loop alone: the periodic jobs (schedules, queued messages, webhooks) query once a
+      // tick by design (ADR 0031, costs), so they are off for this measure of the claim loop.
+      const worker = runtime.worker({ concurrency: 4, leaseMs: 30_000, jobs: { tickMs: false } });
       try {
         await worker.start();
         await new Promise((r) => setTimeout(r, 300));
