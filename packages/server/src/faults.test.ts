@@ -1,22 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { createDurableRuntime } from "@openrath/runtime-durable";
 import { postgresStore } from "@openrath/store-postgres";
-import { serviceAvailable } from "@openrath/testing";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { createServer } from "./server.js";
 import { cuttableProxy } from "./testing/cuttable-proxy.js";
 import { echo } from "./testing/harness.js";
+import { POSTGRES_URL, postgresAvailable } from "./testing/postgres.js";
 
-const POSTGRES_URL = process.env.OPENRATH_TEST_POSTGRES_URL;
-const postgres = await serviceAvailable("postgres", async () => {
-  if (!POSTGRES_URL)
-    throw new Error("OPENRATH_TEST_POSTGRES_URL is not set (tooling/scripts/services.mjs starts it)");
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  await client.end();
-  return true;
-});
+const postgres = await postgresAvailable();
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -8,26 +8,18 @@ import { Agent, defineTool, secret } from "@openrath/core";
 import { openaiProvider } from "@openrath/provider-openai";
 import { createDurableRuntime, defineWorkflow, jsonLinesLog } from "@openrath/runtime-durable";
 import { postgresStore } from "@openrath/store-postgres";
-import { serviceAvailable } from "@openrath/testing";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { createServer } from "./server.js";
+import { POSTGRES_URL, postgresAvailable } from "./testing/postgres.js";
 
 // The planted-secret test (issue 23): a durable run whose provider and tool both name their
 // credentials with secret(...) runs through the HTTP API on real PostgreSQL; afterwards neither
 // value is anywhere in the database (every table's rows, a pg_dump of the schema, every
 // checkpoint's session) or in the server's and the worker's logs at their most verbose level.
 
-const POSTGRES_URL = process.env.OPENRATH_TEST_POSTGRES_URL;
 const POSTGRES_BIN = process.env.OPENRATH_TEST_POSTGRES_BIN;
-const postgres = await serviceAvailable("postgres", async () => {
-  if (!POSTGRES_URL)
-    throw new Error("OPENRATH_TEST_POSTGRES_URL is not set (tooling/scripts/services.mjs starts it)");
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  await client.end();
-  return true;
-});
+const postgres = await postgresAvailable();
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
