@@ -2,4 +2,5 @@
  * `@openrath/otel`: OpenTelemetry instrumentation for OpenRath through the hooks core and the
  * durable runtime offer. With no SDK registered every instrument is the API's no-op.
  */
-export {};
+
+export { type OpenRathMetrics, type OpenRathMetricsOptions, openrathMetrics } from "./metrics/index.js";
