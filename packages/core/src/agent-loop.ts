@@ -8,6 +8,7 @@ import { OpenRathError } from "./errors.js";
 import { chainStart, type HashLanes, mixLanes } from "./internal/hash.js";
 import type { JsonValue } from "./json.js";
 import { callModel } from "./model-call.js";
+import { type TraceLink, traceExtras } from "./observer.js";
 import type { ProviderDelta, ProviderRequest, ProviderResponse, ProviderV1 } from "./provider.js";
 import {
   chainDigest,
@@ -87,6 +88,7 @@ export async function runLoop(
   run: RunOptions,
   streaming: boolean,
   branch: Branch,
+  link?: TraceLink,
 ): Promise<Session> {
   const author = run.path ? `${run.path}/${agent.name}` : agent.name;
   const emit = run.onEvent ?? ignore;
@@ -98,7 +100,11 @@ export async function runLoop(
   let out = input.derive({
     op: "loop",
     operator: agent.name,
-    extras: { [BRANCH_EXTRA]: branch.key, [REQUEST_EXTRA]: p.digest as unknown as JsonValue },
+    extras: {
+      [BRANCH_EXTRA]: branch.key,
+      [REQUEST_EXTRA]: p.digest as unknown as JsonValue,
+      ...traceExtras(link),
+    },
   });
   const admitted = { count: config.toolPolicy?.maxCalls !== undefined ? toolCallsRun(input) : 0 };
   // The transcript as messages, kept up to date as the run appends (each chunk projected once).
@@ -207,6 +213,7 @@ export async function runLoop(
       secrets: run.secrets,
       admitted,
       hooks: run.calls,
+      observer: run.observer,
       position,
       race: run.signal,
     });

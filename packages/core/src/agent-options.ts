@@ -5,6 +5,7 @@ import type { CallPosition, RunScope } from "./call-position.js";
 import type { AssistantChunk, ToolCall } from "./chunk.js";
 import { OpenRathError } from "./errors.js";
 import type { JsonValue } from "./json.js";
+import type { ObservedSpan, RunObserver } from "./observer.js";
 import type { ProviderRequest, ProviderResponse, ProviderV1, RetryPolicy } from "./provider.js";
 import type { Registry } from "./registry.js";
 import type { SecretProviderV1 } from "./secret.js";
@@ -72,6 +73,11 @@ export interface ModelCall {
   readonly fingerprint: string;
   /** Whether the call streams deltas to the run's events. */
   readonly streaming: boolean;
+  /**
+   * The run observer's record of this call, when the run has an observer: a hook that answers the
+   * call without `next()` (from a journal) notes it there (`{ replayed: "journal" }`).
+   */
+  readonly observed?: ObservedSpan;
 }
 
 /** A tool call as the run dispatches it, for {@link CallHooks.tool}. */
@@ -94,6 +100,8 @@ export interface ToolDispatch {
    * `approvals: true` sees `true` (without one such calls are refused before the hook).
    */
   readonly needsApproval: boolean;
+  /** The run observer's record of this call, when the run has an observer (see {@link ModelCall.observed}). */
+  readonly observed?: ObservedSpan;
 }
 
 /**
@@ -148,6 +156,12 @@ export interface RunOptions {
   readonly onEvent?: (event: RunEvent) => void;
   /** Wraps every model and tool call of the run (journals, tracing, tests). */
   readonly calls?: CallHooks;
+  /**
+   * Sees every agent loop, workflow, model and tool call, sandbox command, memory recall and
+   * commit and selector choice of the run, around the work (tracing; see {@link RunObserver}).
+   * Outside `calls`: a call a journal answers is still observed, and noted as replayed.
+   */
+  readonly observer?: RunObserver;
   /**
    * Rules that may refuse any model or tool call of the run before it is made (before `calls`);
    * see {@link CallPolicy}. A durable runtime's `policy` option arrives here for every step.

@@ -7,6 +7,7 @@ import { type Branch, withScope } from "./call-position.js";
 import { OpenRathError } from "./errors.js";
 import { streamRun } from "./internal/stream-run.js";
 import type { MemoryEntry, MemoryHit, MemoryInput, RecallOptions } from "./memory.js";
+import { observed, type TraceLink } from "./observer.js";
 import type { ProviderV1 } from "./provider.js";
 import type { Session } from "./session.js";
 import type { Tool } from "./tool.js";
@@ -141,7 +142,11 @@ export class Agent {
   async commit(session: Session, options: RunOptions = {}): Promise<Session> {
     const handle = this.memoryHandle ?? throwError(noMemory(this.name));
     const scope = handle.commitScopeFor(session);
-    const entries = await (await handle.store()).commit(session, { scope });
+    const entries = await observed(
+      options.observer,
+      { kind: "memory.commit", agent: this.name, session },
+      async () => (await handle.store()).commit(session, { scope }),
+    );
     return withCommit(
       session,
       this.name,
@@ -161,23 +166,29 @@ export class Agent {
     options: RunOptions,
     streaming: boolean,
     branch: Branch,
+    link: TraceLink | undefined,
   ): Promise<Session> {
     const handle = this.memoryHandle;
-    if (!handle) return runLoop(this, this.options, session, options, streaming, branch);
+    if (!handle) return runLoop(this, this.options, session, options, streaming, branch, link);
     const author = options.path ? `${options.path}/${this.name}` : this.name;
     let input = session;
     const recall = this.options.recall ?? { topK: 4 };
     const query = recall === false ? undefined : recallQuery(session);
     if (recall !== false && query !== undefined) {
       const scope = handle.scopeFor(session);
-      const hits = await (await handle.store()).recall(query, {
-        scope,
-        topK: recall.topK ?? 4,
-        ...(recall.minScore !== undefined ? { minScore: recall.minScore } : {}),
-      });
+      const hits = await observed(
+        options.observer,
+        { kind: "memory.recall", agent: this.name, query, session },
+        async () =>
+          (await handle.store()).recall(query, {
+            scope,
+            topK: recall.topK ?? 4,
+            ...(recall.minScore !== undefined ? { minScore: recall.minScore } : {}),
+          }),
+      );
       input = withRecall(session, this.name, author, query, scope, hits);
     }
-    const out = await runLoop(this, this.options, input, options, streaming, branch);
+    const out = await runLoop(this, this.options, input, options, streaming, branch, link);
     return (this.options.commit ?? "after-run") === "after-run" ? this.commit(out, options) : out;
   }
 
@@ -187,7 +198,10 @@ export class Agent {
     streaming: boolean,
     branch: Branch,
   ): Promise<Session> {
-    const out = await this.runWithMemory(session, options, streaming, branch);
+    const path = options.path ? `${options.path}/${this.name}` : this.name;
+    const out = await observed(options.observer, { kind: "agent", name: this.name, path, session }, (span) =>
+      this.runWithMemory(session, options, streaming, branch, span?.link),
+    );
     options.onEvent?.({
       type: "produced",
       by: this.name,

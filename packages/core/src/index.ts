@@ -96,6 +96,15 @@ export {
   type RecallOptions,
 } from "./memory.js";
 export type { RecallCredit } from "./memory-provenance.js";
+export {
+  type BranchEvent,
+  type ObservedFacts,
+  type ObservedSpan,
+  type ObservedWork,
+  type RunObserver,
+  setBranchListener,
+  type TraceLink,
+} from "./observer.js";
 export { closeAllSandboxes, Placement } from "./placement.js";
 export {
   type FinishReason,

@@ -94,6 +94,16 @@ export class LineageNode {
         : (createdAt ?? Date.now());
   }
 
+  /**
+   * The trace and span of the work that made this session (an agent loop, a workflow), when it ran
+   * under a tracing observer: read from the extras `trace.id` and `trace.span_id`. `undefined` otherwise.
+   */
+  get trace(): { readonly traceId: string; readonly spanId: string } | undefined {
+    const traceId = this.extras["trace.id"];
+    const spanId = this.extras["trace.span_id"];
+    return typeof traceId === "string" && typeof spanId === "string" ? { traceId, spanId } : undefined;
+  }
+
   /** When the operation ran, in Unix epoch milliseconds. */
   get createdAt(): number {
     return this.at ?? timeOfId(this.id)!;

@@ -67,7 +67,7 @@ function estimate(spec: ModelCallSpec): number {
 export async function callModel(spec: ModelCallSpec): Promise<ModelCallResult> {
   const { request, run } = spec;
   const fingerprint = requestFingerprint(request, spec.messagesDigest);
-  const call: ModelCall = {
+  let call: ModelCall = {
     by: spec.by,
     position: spec.position,
     request,
@@ -109,9 +109,24 @@ export async function callModel(spec: ModelCallSpec): Promise<ModelCallResult> {
   let response: ProviderResponse;
   try {
     const hook = run.calls?.model;
-    if (hook) {
-      response = await hook.call(run.calls, call, () => callProvider(spec.provider, request, options));
-    } else response = await callProvider(spec.provider, request, options);
+    const make = (): Promise<ProviderResponse> =>
+      hook
+        ? hook.call(run.calls, call, () => callProvider(spec.provider, request, options))
+        : callProvider(spec.provider, request, options);
+    const observer = run.observer;
+    if (observer) {
+      const work = {
+        kind: "model",
+        step: spec.kind,
+        call,
+        provider: spec.provider,
+        session: spec.session,
+      } as const;
+      response = await observer.observe(work, (span) => {
+        call = { ...call, observed: span };
+        return make();
+      });
+    } else response = await make();
   } catch (error) {
     for (const h of holds) h.release();
     throw error;

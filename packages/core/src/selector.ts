@@ -1,5 +1,5 @@
 import type { RunOptions } from "./agent-options.js";
-import { branchLabel, withScope } from "./call-position.js";
+import { type Branch, branchLabel, withScope } from "./call-position.js";
 import { OpenRathError } from "./errors.js";
 import type { JsonValue } from "./json.js";
 import { callModel } from "./model-call.js";
@@ -71,6 +71,22 @@ export class Selector {
   async route(session: Session, candidates: readonly Runnable[], options: RunOptions = {}): Promise<Route> {
     const run = withScope(options);
     const branch = run.scope.child(run.scope.branchOf(session.lineage), "select", this.name);
+    if (!run.observer) return this.choose(session, candidates, run, branch);
+    const work = {
+      kind: "select",
+      selector: this.name,
+      candidates: candidates.map((c) => c.name),
+      session,
+    } as const;
+    return run.observer.observe(work, () => this.choose(session, candidates, run, branch));
+  }
+
+  private async choose(
+    session: Session,
+    candidates: readonly Runnable[],
+    run: RunOptions,
+    branch: Branch,
+  ): Promise<Route> {
     const author = run.path ? `${run.path}/${this.name}` : this.name;
     const names = candidates.map((c) => c.name);
     let index = -1;

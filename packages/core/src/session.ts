@@ -18,6 +18,7 @@ import {
 } from "./internal/session-json.js";
 import type { JsonValue } from "./json.js";
 import { type LineageExtras, LineageNode, type LineageOp } from "./lineage.js";
+import { reportBranch } from "./observer.js";
 import { mergedPlacement, Placement } from "./placement.js";
 import { defaultRegistry, type Registry, type SandboxBackends, type SandboxKey } from "./registry.js";
 import { SandboxError, type SandboxV1 } from "./sandbox.js";
@@ -321,7 +322,9 @@ export class Session {
       options.memory === "isolate" ? { ...options.extras, "memory.scope": "isolate" } : options.extras,
       this.list.length,
     );
-    return new Session(node, this.list, this.placement?.share());
+    const forked = new Session(node, this.list, this.placement?.share());
+    reportBranch("fork", forked, [this]);
+    return forked;
   }
 
   /** A new lineage root with the same chunks and placement (lineage op `detach`, no parents). */
@@ -403,7 +406,9 @@ export class Session {
       extras,
       list.length,
     );
-    return new Session(node, list, placement?.share());
+    const merged = new Session(node, list, placement?.share());
+    reportBranch("merge", merged, [this, other]);
+    return merged;
   }
 
   /**

@@ -4,6 +4,8 @@ import type { CallPosition } from "./call-position.js";
 import type { ChunkInput, ToolCall } from "./chunk.js";
 import { OpenRathError } from "./errors.js";
 import { raceAbort } from "./internal/abort.js";
+import { observedSandbox } from "./observed-sandbox.js";
+import type { RunObserver } from "./observer.js";
 import { redactSecrets, resolveSecret, type SecretProviderV1, secret } from "./secret.js";
 import type { Session } from "./session.js";
 import { parseToolArguments, projectToolResult, type Tool, toolErrorContent } from "./tool.js";
@@ -26,6 +28,8 @@ export interface DispatchContext {
   /** Tool calls the policy admitted so far in the session (its `maxCalls` counts these). */
   readonly admitted: { count: number };
   readonly hooks: CallHooks | undefined;
+  /** The run's observer: sees each tool call and the sandbox commands the tools run. */
+  readonly observer?: RunObserver | undefined;
   /** The branch and model call whose reply asked for these tools. */
   readonly position: CallPosition;
   /** The signal running tools are raced against (none when nothing can abort the run). */
@@ -278,27 +282,32 @@ async function execute(
       return end(call, failed(toolErrorContent("approval_required", message)), ctx);
     }
   }
-  let outcome: ToolOutcome;
-  if (!hook) outcome = await runTool(call, p, ctx);
-  else {
-    const dispatched: ToolDispatch = {
-      by: ctx.agent,
-      position: ctx.position,
-      order,
-      call,
-      session: ctx.session,
-      tool: p.tool,
-      args: p.args,
-      needsApproval,
-    };
+  let dispatched: ToolDispatch = {
+    by: ctx.agent,
+    position: ctx.position,
+    order,
+    call,
+    session: ctx.session,
+    tool: p.tool,
+    args: p.args,
+    needsApproval,
+  };
+  const make = async (): Promise<ToolOutcome> => {
+    if (!hook) return runTool(call, p, ctx);
     try {
-      outcome = await hook.call(ctx.hooks, dispatched, (override?: ToolRunOverride) =>
+      return await hook.call(ctx.hooks, dispatched, (override?: ToolRunOverride) =>
         runTool(call, p, ctx, override),
       );
     } catch (error) {
-      outcome = failed(thrown(error));
+      return failed(thrown(error));
     }
-  }
+  };
+  const outcome = ctx.observer
+    ? await ctx.observer.observe({ kind: "tool", dispatch: dispatched, session: ctx.session }, (span) => {
+        dispatched = { ...dispatched, observed: span };
+        return make();
+      })
+    : await make();
   return end(call, outcome, ctx);
 }
 
@@ -350,7 +359,10 @@ async function runToolWith(
       agent: ctx.agent,
       callId: call.id,
       signal: ctx.signal,
-      sandbox: () => ctx.session.sandbox({ signal: ctx.signal }),
+      sandbox: ctx.observer
+        ? async () =>
+            observedSandbox(await ctx.session.sandbox({ signal: ctx.signal }), ctx.observer!, ctx.session)
+        : () => ctx.session.sandbox({ signal: ctx.signal }),
       emit: (data) => ctx.emit({ type: "tool_progress", agent: ctx.agent, callId: call.id, name, data }),
     });
     // A synchronous tool has its value already; a pending one is raced against the run's abort.

@@ -2,6 +2,7 @@ import { Agent } from "./agent.js";
 import type { RunEvent, RunOptions } from "./agent-options.js";
 import { withScope } from "./call-position.js";
 import { streamRun } from "./internal/stream-run.js";
+import { observed, traceExtras } from "./observer.js";
 import type { Session } from "./session.js";
 
 /** Anything a workflow or selector can run: agents and workflows. */
@@ -56,11 +57,20 @@ export abstract class Workflow implements Runnable {
     const scoped = withScope(options);
     scoped.scope.branchOf(session.lineage);
     options.onEvent?.({ type: "workflow_start", workflow: this.name, path });
-    const result = await this.forward(session, { ...scoped, path });
-    const out =
-      result === session
-        ? result
-        : result.derive({ op: "workflow", operator: this.name, extras: { "workflow.path": path } });
+    const out = await observed(
+      options.observer,
+      { kind: "workflow", name: this.name, path, session },
+      async (span) => {
+        const result = await this.forward(session, { ...scoped, path });
+        return result === session
+          ? result
+          : result.derive({
+              op: "workflow",
+              operator: this.name,
+              extras: { "workflow.path": path, ...traceExtras(span?.link) },
+            });
+      },
+    );
     options.onEvent?.({ type: "produced", by: this.name, path, session: out });
     options.onEvent?.({ type: "workflow_end", workflow: this.name, path, sessionId: out.id });
     return out;
