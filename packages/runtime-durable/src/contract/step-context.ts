@@ -43,6 +43,8 @@ export interface StepContext {
    */
   readonly signal: AbortSignal;
   readonly runId: string;
+  /** The run's workflow name (its plan's), for labels such as metrics'; absent outside a worker. */
+  readonly workflow?: string;
   readonly stepId: string;
   /** 1 for the first attempt of this step; survives crashes. */
   readonly attempt: number;

@@ -381,6 +381,7 @@ function stepContext(
   return {
     signal,
     runId: run.id,
+    workflow: run.workflow,
     stepId,
     attempt,
     tenantId: run.tenantId,
