@@ -45,6 +45,7 @@ export type { RunErrorInfo, RunEvent, RunRecord } from "./contract/run-records.j
 export type { RunStoreV1 } from "./contract/run-store.js";
 export type { ListSchedulesQuery, ScheduleRecord } from "./contract/schedules.js";
 export type { SignalsV1 } from "./contract/signals.js";
+export type { QueueCount, RunCount, StoreStatistics, StoreStatsV1 } from "./contract/stats.js";
 export {
   ACTIVE_STATUSES,
   isTerminal,

@@ -178,6 +178,7 @@ export {
   type SignalTopic,
   topicOf,
 } from "./contract/signals.js";
+export type { QueueCount, RunCount, StoreStatistics, StoreStatsV1 } from "./contract/stats.js";
 export {
   ACTIVE_STATUSES,
   assertTransition,

@@ -26,6 +26,7 @@ import type {
 } from "./run-records.js";
 import type { SchedulesV1 } from "./schedules.js";
 import type { SignalsV1 } from "./signals.js";
+import type { StoreStatsV1 } from "./stats.js";
 import type { WebhooksV1 } from "./webhooks.js";
 
 /**
@@ -88,6 +89,11 @@ export interface RunStoreCapabilities {
    * ({@link MessageQueueV1}). Absent means false.
    */
   readonly messageQueue?: boolean;
+  /**
+   * `stats` reads store-wide counts for monitoring: runs by status and workflow, the due queue,
+   * effects under review, open interrupts ({@link StoreStatsV1}). Absent means false.
+   */
+  readonly stats?: boolean;
 }
 
 /**
@@ -300,6 +306,9 @@ export interface RunStoreV1 {
 
   /** Messages queued behind a session's active run, when `capabilities.messageQueue` is true. */
   readonly messageQueue?: MessageQueueV1;
+
+  /** Store-wide counts for monitoring, when `capabilities.stats` is true. */
+  readonly stats?: StoreStatsV1;
 
   /** Workflow names resolved through the store, when `capabilities.deployments` is true. */
   readonly deployments?: DeploymentsV1;
