@@ -96,7 +96,9 @@ export const configSchema = z.object({
     .string()
     .min(1)
     .default("127.0.0.1")
-    .describe("The address `openrath serve` listens on (`--host`).")
+    .describe(
+      "The address `openrath serve` listens on (`--host`), and `openrath worker`'s health endpoint (OPENRATH_WORKER_HEALTH_PORT).",
+    )
     .meta({ example: "0.0.0.0" }),
   OPENRATH_AUTH: z
     .enum(["local", "tokens", "jwt"])
@@ -149,6 +151,16 @@ export const configSchema = z.object({
       "How long a worker's claim on a run lasts between heartbeats: a worker that dies is replaced after at most this long.",
     )
     .meta({ example: "10000" }),
+  OPENRATH_WORKER_HEALTH_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65_535)
+    .optional()
+    .describe(
+      "`openrath worker` serves /health/live (its heartbeat ticks) and /health/ready (its store answers) on this port; off without it.",
+    )
+    .meta({ example: "8788" }),
   OPENRATH_WEBHOOKS_ALLOW_INTERNAL: z
     .enum(["0", "1", "false", "true"])
     .default("0")

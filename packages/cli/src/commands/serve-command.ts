@@ -7,6 +7,7 @@ import { type Config, readConfig, stateDir } from "../config.js";
 import { UsageError } from "../internal/args.js";
 import type { Command, CommandContext } from "../internal/command.js";
 import { openBackends } from "./backends.js";
+import { workerHealth } from "./worker-health.js";
 
 type Options = Readonly<Record<string, string | true | undefined>>;
 
@@ -227,7 +228,7 @@ export const workerCommand: Command = {
     const signal = stopSignal();
     const backends = await openBackends(ctx, config, options, "worker");
     const runtime = createDurableRuntime({
-      store: backends.store,
+      store: await workerHealth(ctx, config, backends.store),
       ...(backends.signals ? { signals: backends.signals } : {}),
     });
     try {
