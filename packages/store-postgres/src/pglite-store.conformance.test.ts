@@ -31,5 +31,6 @@ describeStoreConformance({
     schedules: true,
     webhooks: true,
     messageQueue: true,
+    stats: true,
   },
 });

@@ -29,6 +29,7 @@ if (postgres.available) {
       schedules: true,
       webhooks: true,
       messageQueue: true,
+      stats: true,
     },
   });
 } else {

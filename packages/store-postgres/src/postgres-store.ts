@@ -110,6 +110,7 @@ const CAPABILITIES_SERVER: RunStoreCapabilities = Object.freeze({
   schedules: true,
   webhooks: true,
   messageQueue: true,
+  stats: true,
 });
 
 const CAPABILITIES_EMBEDDED: RunStoreCapabilities = Object.freeze({

@@ -12,6 +12,7 @@ import {
   type RunStoreV1,
   type SchedulesV1,
   type SignalsV1,
+  type StoreStatsV1,
   type WebhooksV1,
 } from "@openrath/runtime-durable/store";
 import { sql } from "kysely";
@@ -31,6 +32,7 @@ import { deploymentsOf, getPlan, registerPlan } from "./plans.js";
 import { applyRetention, eraseSession } from "./retention.js";
 import { claimRuns, getRun, heartbeat, listRuns, reclaimRuns } from "./runs.js";
 import { schedulesStore } from "./schedules.js";
+import { statsStore } from "./stats.js";
 import {
   checkClaim,
   checkSubmission,
@@ -67,6 +69,8 @@ export class KyselyRunStore implements RunStoreV1 {
   readonly webhooks: WebhooksV1;
   /** Messages queued behind a session's active run (capability `messageQueue`). */
   readonly messageQueue: MessageQueueV1;
+  /** Store-wide counts for monitoring (capability `stats`). */
+  readonly stats: StoreStatsV1;
 
   constructor(
     readonly name: string,
@@ -82,6 +86,7 @@ export class KyselyRunStore implements RunStoreV1 {
     this.schedules = schedulesStore(c, (work) => this.run(work));
     this.webhooks = webhooksStore(c, (work) => this.run(work));
     this.messageQueue = messageQueueStore(c, (work) => this.run(work));
+    this.stats = statsStore(c, (work) => this.run(work));
     // Runs that end while another end is being written share the next statement (group commit).
     this.finishes = new Batcher<FinishItem, RunRecord>(
       (items) => finishRuns(c, items),

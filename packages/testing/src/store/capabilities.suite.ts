@@ -25,7 +25,7 @@ export function capabilitiesSuite(context: StoreSuiteContext): void {
     });
 
     group.test(
-      "a capability that names a member is true exactly when the member is there (journal, deployments, access, schedules, webhooks, messageQueue, groupCommit, newSessionSubmit, claimOnSubmit)",
+      "a capability that names a member is true exactly when the member is there (journal, deployments, access, schedules, webhooks, messageQueue, stats, groupCommit, newSessionSubmit, claimOnSubmit)",
       async () => {
         const store = group.track(await context.create());
         const methods = {
@@ -34,6 +34,7 @@ export function capabilitiesSuite(context: StoreSuiteContext): void {
           access: ["createToken", "findToken", "listTokens", "revokeToken", "appendAudit", "listAudit"],
           schedules: ["create", "get", "list", "update", "delete", "fireDue", "nextDue"],
           messageQueue: ["enqueue", "get", "takeReady", "complete", "release"],
+          stats: ["read"],
           webhooks: [
             "createWebhook",
             "getWebhook",

@@ -17,6 +17,7 @@ import { projectsSuite } from "./projects.suite.js";
 import { retentionSuite } from "./retention.suite.js";
 import { schedulesSuite } from "./schedules.suite.js";
 import { schedulingSuite } from "./scheduling.suite.js";
+import { statsSuite } from "./stats.suite.js";
 import { submissionSuite } from "./submission.suite.js";
 import { createSuiteContext } from "./suite-context.js";
 import { transitionsSuite } from "./transitions.suite.js";
@@ -87,6 +88,7 @@ export function describeStoreConformance(options: StoreConformanceOptions): void
     if (context.capabilities.schedules) schedulesSuite(context);
     if (context.capabilities.webhooks) webhooksSuite(context);
     if (context.capabilities.messageQueue) messageQueueSuite(context);
+    if (context.capabilities.stats) statsSuite(context);
     // Tokens, the audit log and the audit records of mutations, for stores that claim them.
     if (context.capabilities.access) {
       accessSuite(context);
