@@ -40,8 +40,8 @@ export type {
   InterruptStatus,
   ListInterruptsQuery,
 } from "./contract/interrupt-records.js";
-export type { Page } from "./contract/journal-records.js";
-export type { RunErrorInfo, RunEvent, RunRecord } from "./contract/run-records.js";
+export type { JournalTrace, Page } from "./contract/journal-records.js";
+export type { RunErrorInfo, RunEvent, RunRecord, TraceContext } from "./contract/run-records.js";
 export type { RunStoreV1 } from "./contract/run-store.js";
 export type { ListSchedulesQuery, ScheduleRecord } from "./contract/schedules.js";
 export type { SignalsV1 } from "./contract/signals.js";
@@ -92,6 +92,7 @@ export {
   type DurableRuntimeOptions,
   type ParkedRunDetails,
   type SubmitOptions,
+  type TraceSubmission,
   type WaitOptions,
 } from "./runtime.js";
 export { firstFireTime, nextFireTime } from "./schedules/cron.js";
@@ -129,3 +130,4 @@ export {
   type LogLevel,
   type WorkerLog,
 } from "./worker/worker-log.js";
+export type { WorkerEvent, WorkerObserver } from "./worker/worker-observer.js";

@@ -11,6 +11,7 @@ import { executeRun } from "./execute-run.js";
 import type { WorkerLink, WorkerSlots } from "./local-dispatch.js";
 import { type PeriodicJobOptions, PeriodicJobs } from "./periodic-jobs.js";
 import { jsonLinesLog, type WorkerLog } from "./worker-log.js";
+import type { WorkerEvent, WorkerObserver } from "./worker-observer.js";
 
 /** Options of a {@link DurableWorker}. */
 export interface WorkerOptions {
@@ -38,6 +39,12 @@ export interface WorkerOptions {
    * `OPENRATH_LOG_LEVEL=silent` turns them off).
    */
   readonly log?: WorkerLog;
+  /**
+   * Structured events for metrics (`@openrath/otel`'s worker observer): each claim with its round
+   * trip, runs adopted from submissions, leases lost, expired leases requeued, runs taken back at
+   * start. Called synchronously; what it throws is ignored.
+   */
+  readonly observer?: WorkerObserver;
   /**
    * How long {@link DurableWorker.stop} lets the steps in flight finish and commit before it
    * aborts them (default 10 000 ms). Set the orchestrator's termination grace above it.
@@ -83,6 +90,7 @@ export class DurableWorker {
   /** Slots held for runs its runtime is submitting with a claim for this worker. */
   private readonly slots: WorkerSlots | undefined;
   private readonly log: WorkerLog;
+  private readonly observer: WorkerObserver | undefined;
   /** How long a stop waits for the steps in flight (see {@link WorkerOptions.drainMs}). */
   readonly drainMs: number;
   /** Set by {@link stop}: each run hands its lease back after the step in flight commits. */
@@ -124,6 +132,7 @@ export class DurableWorker {
     this.plans = new Map(plans.map((p) => [p.hash, p]));
     this.log = options.log ?? jsonLinesLog({ fields: { workerId: this.workerId } });
     this.drainMs = Math.max(0, options.drainMs ?? 10_000);
+    this.observer = options.observer;
     this.middleware = options.middleware ?? [];
     this.policy = options.policy;
     this.jobs = new PeriodicJobs(store, this.log, options.jobs);
@@ -137,6 +146,12 @@ export class DurableWorker {
       // Even while stopping: `stop` waits for the reserved slots, then drains (or releases) this run.
       adopt: (claim) => {
         this.counts.claimed++;
+        this.tell({
+          type: "adopted",
+          workerId: this.workerId,
+          runId: claim.run.id,
+          workflow: claim.run.workflow,
+        });
         this.launch(claim);
       },
       wake: () => this.wake(),
@@ -180,6 +195,8 @@ export class DurableWorker {
       leaseMs: this.leaseMs,
     });
     for (const claim of reclaimed) this.launch(claim);
+    if (reclaimed.length > 0)
+      this.tell({ type: "reclaimed", workerId: this.workerId, runs: reclaimed.length });
     this.log("info", "worker started", {
       plans: [...new Set([...this.plans.values()].map((p) => `${p.name}@${p.version}`))],
       concurrency: this.concurrency,
@@ -246,6 +263,26 @@ export class DurableWorker {
     this.log("info", "worker stopped", { runs: inFlight.length, aborted: aborted.length });
   }
 
+  /** Hands `event` to the observer; an observer's failure never reaches the worker. */
+  private tell(event: WorkerEvent) {
+    if (this.observer === undefined) return;
+    try {
+      this.observer(event);
+    } catch {
+      // Metrics must not break the worker they watch.
+    }
+  }
+
+  private leaseLost(a: Active, reason: string) {
+    this.tell({
+      type: "lease_lost",
+      workerId: this.workerId,
+      runId: a.claim.run.id,
+      workflow: a.claim.run.workflow,
+      reason,
+    });
+  }
+
   /** Wakes the claim loop to claim: something may be claimable. */
   private hint() {
     this.mayHaveWork = true;
@@ -273,12 +310,20 @@ export class DurableWorker {
       const slots = this.concurrency - this.active.size - (this.slots?.reserved ?? 0);
       if (slots > 0 && this.mayHaveWork) {
         this.mayHaveWork = false;
+        const sent = performance.now();
         try {
           const claims = await this.store.claim({
             workerId: this.workerId,
             planHashes: this.planHashes,
             leaseMs: this.leaseMs,
             limit: slots,
+          });
+          this.tell({
+            type: "claim",
+            workerId: this.workerId,
+            claimed: claims.length,
+            durationMs: performance.now() - sent,
+            failed: false,
           });
           if (failures > 0) {
             this.log("info", "store reachable again", {
@@ -298,6 +343,13 @@ export class DurableWorker {
         } catch (error) {
           this.mayHaveWork = true;
           failures++;
+          this.tell({
+            type: "claim",
+            workerId: this.workerId,
+            claimed: 0,
+            durationMs: performance.now() - sent,
+            failed: true,
+          });
           // One line when the outage starts; the next when the store answers again.
           if (failures === 1) {
             this.unreachableSince = performance.now();
@@ -450,12 +502,14 @@ export class DurableWorker {
           const lost = result.lost.get(a.claim.run.id);
           if (lost && !a.controller.signal.aborted) {
             const code = lost.status === "cancelled" ? "cancelled" : "lease_lost";
-            if (code === "lease_lost")
+            if (code === "lease_lost") {
               this.log("warn", "lease lost", {
                 runId: a.claim.run.id,
                 status: lost.status,
                 reason: lost.reason,
               });
+              this.leaseLost(a, lost.reason);
+            }
             a.controller.abort(
               new DurableError(code, `Run ${a.claim.run.id}: ${lost.reason}.`, {
                 details: { runId: a.claim.run.id, ...lost },
@@ -471,6 +525,7 @@ export class DurableWorker {
       for (const a of entries) {
         if (now > a.expiresBy && !a.controller.signal.aborted) {
           this.log("warn", "lease lost", { runId: a.claim.run.id, reason: "not renewed in time" });
+          this.leaseLost(a, "not renewed in time");
           a.controller.abort(
             new DurableError("lease_lost", `Run ${a.claim.run.id}: the lease could not be renewed in time.`),
           );
@@ -479,8 +534,15 @@ export class DurableWorker {
     }
     try {
       const swept = await this.store.sweep();
-      if (swept.requeued > 0 || swept.timedOut > 0)
+      if (swept.requeued > 0 || swept.timedOut > 0) {
         this.log("info", "requeued runs with expired leases, ended runs past their deadline", { ...swept });
+        this.tell({
+          type: "leases_expired",
+          workerId: this.workerId,
+          requeued: swept.requeued,
+          timedOut: swept.timedOut,
+        });
+      }
     } catch {
       // The next beat sweeps again.
     }
