@@ -4,16 +4,18 @@ import type { Audited } from "./contract/access.js";
 import type { Deployment, PlanRevision } from "./contract/deployments.js";
 import { DurableError } from "./contract/durable-error.js";
 import type { JournalStoreV1 } from "./contract/journal-store.js";
-import type { ListRunsQuery, RunEvent, RunRecord } from "./contract/run-records.js";
+import type { ListRunsQuery, RunEvent, RunRecord, TraceContext } from "./contract/run-records.js";
 import type { RunStoreV1 } from "./contract/run-store.js";
 import type { SignalsV1 } from "./contract/signals.js";
 import { isTerminal } from "./contract/status.js";
+import type { StepMiddleware } from "./contract/step-context.js";
 import { type CompiledPlan, compilePlan } from "./definition/compile.js";
 import { type DurableDefinitionSource, definitionOf } from "./definition/durable-workflow.js";
 import { EffectOperations } from "./effects/effect-operations.js";
 import { type CloseOnSignalsOptions, closeOnSignals } from "./internal/close-on-signals.js";
 import { IMPORT_WORKFLOW } from "./internal/import-workflow.js";
 import { checkSubmitOptions, type SubmitOptions, submitRun } from "./internal/submit-run.js";
+import { checkTraceContext } from "./internal/trace-context.js";
 import { checkIdentifier, MAX_OBJECT_ID, MAX_TENANT_ID } from "./internal/validate.js";
 import { type WaitOptions, waitRun } from "./internal/wait-run.js";
 import { WorkflowNames } from "./internal/workflow-names.js";
@@ -48,6 +50,27 @@ export interface DurableRuntimeOptions {
    * this process and the database (default 60 000 ms). Earlier is `invalid_argument`.
    */
   readonly clockSkewMs?: number;
+  /**
+   * Step middleware of every worker this runtime makes (`runtime.worker()`), outside the journal
+   * and before the worker's own `middleware`: tracing and metrics (`@openrath/otel`).
+   */
+  readonly middleware?: readonly StepMiddleware[];
+  /**
+   * Called on every submission before it is written, with the trace context the caller gave (if
+   * any); the context it returns is stored with the run instead (`undefined`: none). A tracer
+   * records the submission as a span here and returns that span's context, so the run's steps are
+   * its children (`@openrath/otel`; ADR 0032). Must not throw.
+   */
+  readonly traceSubmit?: (submission: TraceSubmission) => TraceContext | undefined;
+}
+
+/** What {@link DurableRuntimeOptions.traceSubmit} is told of a submission. */
+export interface TraceSubmission {
+  /** The workflow name, or the plan hash when submitted by hash. */
+  readonly workflow: string;
+  readonly tenantId: string;
+  /** The caller's trace context (`SubmitOptions.traceContext`), checked. */
+  readonly traceContext: TraceContext | undefined;
 }
 
 /**
@@ -71,6 +94,8 @@ export class DurableRuntime {
   /** The tenant this runtime acts for (see {@link DurableRuntimeOptions.tenantId}). */
   readonly tenantId: string;
   private readonly clockSkewMs: number;
+  private readonly middleware: readonly StepMiddleware[] | undefined;
+  private readonly traceSubmit: DurableRuntimeOptions["traceSubmit"];
   /** The plans registered here and the workflow names resolved through the store. */
   private readonly names: WorkflowNames;
   /** What this runtime and its workers share: submitted sessions, reserved slots, ended runs. */
@@ -86,6 +111,8 @@ export class DurableRuntime {
       this.signals === options.store.signals ? options.store : publishCommits(options.store, this.signals);
     this.tenantId = checkIdentifier("tenantId", options.tenantId ?? "default", MAX_TENANT_ID);
     this.clockSkewMs = Math.max(0, options.clockSkewMs ?? 60_000);
+    this.middleware = options.middleware;
+    this.traceSubmit = options.traceSubmit;
     this.names = new WorkflowNames(this.store);
     const journal = this.store.journal;
     const published =
@@ -196,9 +223,24 @@ export class DurableRuntime {
     session: Session,
     options: SubmitOptions = {},
   ): Promise<RunRecord> {
-    const checked = checkSubmitOptions(options, (scope) => this.tenantOf(scope), this.clockSkewMs);
+    let checked = checkSubmitOptions(options, (scope) => this.tenantOf(scope), this.clockSkewMs);
     const planHash = await this.names.hashOf(workflow);
     const entry = this.names.plan(planHash)?.entry ?? (await this.names.storedEntry(planHash));
+    if (this.traceSubmit) {
+      const name =
+        typeof workflow === "string" ? (this.names.plan(planHash)?.name ?? workflow) : workflow.name;
+      let traced: TraceContext | undefined;
+      try {
+        traced = this.traceSubmit({
+          workflow: name,
+          tenantId: checked.tenantId,
+          traceContext: checked.traceContext,
+        });
+      } catch {
+        traced = checked.traceContext;
+      }
+      checked = { ...checked, traceContext: traced === undefined ? undefined : checkTraceContext(traced) };
+    }
     return submitRun(this.store, this.dispatch, { planHash, entry, session, options, checked });
   }
 
@@ -475,8 +517,10 @@ export class DurableRuntime {
     // A store with a journal gets it on every step (agents resume mid-loop, ctx.interrupt works) unless declined.
     const journaled = options.journal !== false && this.journalStore && this.store.capabilities.journal;
     const fresh = new FreshVisits();
+    const outer = this.middleware ?? [];
     const middleware = journaled
       ? [
+          ...outer,
           journalMiddleware({
             name: this.store.name,
             capabilities: this.store.capabilities,
@@ -484,7 +528,9 @@ export class DurableRuntime {
           }),
           ...(options.middleware ?? []),
         ]
-      : options.middleware;
+      : outer.length > 0
+        ? [...outer, ...(options.middleware ?? [])]
+        : options.middleware;
     if (this.closing)
       throw new DurableError("runtime_closed", "The durable runtime is closed: make workers before close().");
     const worker = new DurableWorker(

@@ -122,6 +122,7 @@ export type {
   JournalEntry,
   JournalEntryInput,
   JournalKind,
+  JournalTrace,
   Page,
   StepJournalState,
 } from "./contract/journal-records.js";
@@ -157,6 +158,7 @@ export {
   type SubmitInput,
   type SubmitResult,
   type SweepResult,
+  type TraceContext,
 } from "./contract/run-records.js";
 export type { RunStoreCapabilities, RunStoreV1, SubmitHooks } from "./contract/run-store.js";
 export {

@@ -71,6 +71,8 @@ export interface RunsTable {
   crashes: Generated<number>;
   /** Migration 7: set at submission, never changed. */
   project_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Migration 10: the W3C trace context (`{ traceparent, tracestate? }`, jsonb), set at submission. */
+  trace_context: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 export interface RunEventsTable {
@@ -126,6 +128,9 @@ export interface JournalTable {
   result: string;
   fencing_token: Int8;
   at: CreatedAt;
+  /** Migration 10: the trace and span of the live call, when it was traced. */
+  trace_id: ColumnType<string | null, string | null | undefined, string | null>;
+  span_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface EffectsTable {

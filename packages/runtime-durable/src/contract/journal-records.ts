@@ -25,6 +25,14 @@ export interface JournalEntry {
   /** The fencing token of the lease the call was recorded under. */
   readonly fencingToken: number;
   readonly at: number;
+  /** The trace and span of the live call, when it was traced (W3C ids, lower-case hex). */
+  readonly trace?: JournalTrace;
+}
+
+/** The trace and span a journal entry's live call was recorded under. */
+export interface JournalTrace {
+  readonly traceId: string;
+  readonly spanId: string;
 }
 
 /** A journal entry to write (the store adds the run, the token and the time). */
@@ -35,6 +43,8 @@ export interface JournalEntryInput {
   readonly fingerprint: string;
   readonly label: string;
   readonly result: JsonValue;
+  /** The trace and span of the live call, when traced. */
+  readonly trace?: JournalTrace;
 }
 
 /** What a step attempt starts from: the visit's journal and its interrupts. */

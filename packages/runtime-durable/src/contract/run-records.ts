@@ -75,8 +75,23 @@ export interface RunRecord {
   readonly error: RunErrorInfo | null;
   /** Caller data kept with the run (labels, trace ids); never interpreted. */
   readonly metadata: JsonObject;
+  /**
+   * The W3C trace context the run continues (the submitter's, as `SubmitOptions.traceContext`
+   * gave it or the runtime's `traceSubmit` made it): every step attempt, on whichever worker,
+   * continues this trace. Absent when the run was submitted without one.
+   */
+  readonly traceContext?: TraceContext;
   readonly createdAt: number;
   readonly updatedAt: number;
+}
+
+/**
+ * A W3C trace context (https://www.w3.org/TR/trace-context/): the `traceparent` header value
+ * (`00-<32 hex trace id>-<16 hex parent span id>-<2 hex flags>`) and, optionally, `tracestate`.
+ */
+export interface TraceContext {
+  readonly traceparent: string;
+  readonly tracestate?: string;
 }
 
 /** A durable per-run event: `seq` is gap-free from 1 and written with the change it reports. */
@@ -222,6 +237,8 @@ export interface SubmitInput {
   /** Epoch milliseconds, or absent for none. */
   readonly deadline?: number;
   readonly metadata?: JsonObject;
+  /** The trace the run continues (checked by the runtime); stored with the run. */
+  readonly traceContext?: TraceContext;
   /** Not claimed before this time (epoch ms; default now). */
   readonly notBefore?: number;
   /**

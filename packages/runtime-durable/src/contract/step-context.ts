@@ -1,5 +1,5 @@
-import type { CallHooks, CallPolicy, JsonValue, RunScope } from "@openrath/core";
-import type { Fence } from "./run-records.js";
+import type { CallHooks, CallPolicy, JsonValue, RunObserver, RunScope } from "@openrath/core";
+import type { Fence, RunRecord, TraceContext } from "./run-records.js";
 
 /** Structured logging inside a step; lines carry the run, step and attempt. */
 export interface StepLogger {
@@ -101,6 +101,17 @@ export interface StepContext {
    * position. Absent without a journal.
    */
   readonly scope?: RunScope;
+  /**
+   * The run's observer (a tracing middleware installs it), which `agent.run(session, ctx)` shows
+   * every agent loop, model and tool call of the step. Absent without one.
+   */
+  readonly observer?: RunObserver;
+  /** The W3C trace context stored with the run (`RunRecord.traceContext`); absent without one. */
+  readonly traceContext?: TraceContext;
+  /** The id of the session the step starts from (the run's last checkpoint). */
+  readonly sessionId?: string;
+  /** When the run was submitted (epoch ms). */
+  readonly submittedAt?: number;
 }
 
 /**
@@ -111,4 +122,9 @@ export interface StepContext {
 export interface StepMiddleware {
   readonly name: string;
   around<T>(context: StepContext, next: (context: StepContext) => Promise<T>): Promise<T>;
+  /**
+   * Told, after the write, of every run this worker ended (succeeded, failed, timed out), with its
+   * final record: where a tracing middleware records the run's span. Errors are ignored.
+   */
+  ended?(run: RunRecord): void;
 }

@@ -64,6 +64,7 @@ export async function runToolCall(
   const fingerprint = toolFingerprint(d.call);
   const entry = attempt.entry(position, "tool", fingerprint, label);
   if (entry) {
+    d.observed?.note({ replayed: "journal", "journal.position": position });
     const recorded = entry.result as unknown as RecordedOutcome;
     if (recorded.resolution) attempt.evidence.push(recorded.resolution);
     return { content: recorded.content, isError: recorded.isError };
@@ -84,6 +85,7 @@ async function liveCall(
     kind: "tool" as const,
     fingerprint: at.fingerprint,
     label: at.label,
+    ...(d.observed?.link ? { trace: d.observed.link } : {}),
   };
   const finish = async (outcome: RecordedOutcome): Promise<ToolOutcome> => {
     await attempt.record({ ...journal, result: outcome as unknown as JsonValue });

@@ -2,11 +2,18 @@ import type { JsonObject, Session } from "@openrath/core";
 import { baseOf, encodeCheckpoint } from "../checkpoint/delta-codec.js";
 import type { AuditInput } from "../contract/access.js";
 import { DurableError } from "../contract/durable-error.js";
-import type { CheckpointWrite, RunRecord, SubmitInput, SubmitResult } from "../contract/run-records.js";
+import type {
+  CheckpointWrite,
+  RunRecord,
+  SubmitInput,
+  SubmitResult,
+  TraceContext,
+} from "../contract/run-records.js";
 import type { RunStoreV1 } from "../contract/run-store.js";
 import type { LocalDispatch } from "../worker/local-dispatch.js";
 import { canonicalJson, sha256 } from "./canonical.js";
 import { fastPathsOf } from "./fast-paths.js";
+import { checkTraceContext } from "./trace-context.js";
 import {
   checkIdentifier,
   checkJsonObject,
@@ -46,6 +53,12 @@ export interface SubmitOptions {
   readonly projectId?: string;
   /** An audit record the store writes in the submission's transaction (`capabilities.access`). */
   readonly audit?: AuditInput;
+  /**
+   * The submitter's W3C trace context (a `traceparent` header value and its `tracestate`), stored
+   * with the run so every step attempt, on whichever worker, continues the trace. Not part of the
+   * idempotency fingerprint. A runtime with `traceSubmit` passes it there first.
+   */
+  readonly traceContext?: TraceContext;
 }
 
 /** A submission's options as checked, times in epoch milliseconds. */
@@ -54,6 +67,7 @@ export interface CheckedSubmit {
   readonly priority: number;
   readonly deadline: number | undefined;
   readonly notBefore: number | undefined;
+  readonly traceContext: TraceContext | undefined;
 }
 
 /**
@@ -96,7 +110,9 @@ export function checkSubmitOptions(
   }
   if (options.metadata !== undefined) checkJsonObject("metadata", options.metadata, MAX_METADATA_BYTES);
   if (options.projectId !== undefined) checkIdentifier("projectId", options.projectId, MAX_TENANT_ID);
-  return { tenantId, priority, deadline, notBefore };
+  const traceContext =
+    options.traceContext === undefined ? undefined : checkTraceContext(options.traceContext);
+  return { tenantId, priority, deadline, notBefore, traceContext };
 }
 
 /**
@@ -127,7 +143,7 @@ export async function submitRun(
   dispatch: LocalDispatch,
   { planHash, entry, session, options, checked }: Submission,
 ): Promise<RunRecord> {
-  const { tenantId, priority, deadline, notBefore } = checked;
+  const { tenantId, priority, deadline, notBefore, traceContext } = checked;
   const sessionIds = [session.id, ...session.lineage.parents.map((p) => p.id)];
   const fields = { sequence: 0, stepId: null, nextStep: entry };
   // Only compared when the key is reused: without a key, no fingerprint (and no serialization of the session).
@@ -156,6 +172,7 @@ export async function submitRun(
     ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
     ...(options.projectId === undefined ? {} : { projectId: options.projectId }),
     ...(options.audit === undefined ? {} : { audit: options.audit }),
+    ...(traceContext === undefined ? {} : { traceContext }),
   });
   const fast = fastPathsOf(store);
   // A worker of this runtime with a free slot for a due run: the submission claims the run for it.

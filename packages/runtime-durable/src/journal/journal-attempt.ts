@@ -345,7 +345,10 @@ export class JournalAttempt {
     const label = modelLabel(call.position);
     this.claim(position, label);
     const entry = this.entry(position, "model", call.fingerprint, label);
-    if (entry) return entry.result as unknown as ProviderResponse;
+    if (entry) {
+      call.observed?.note({ replayed: "journal", "journal.position": position });
+      return entry.result as unknown as ProviderResponse;
+    }
     return this.live(async () => {
       // The journal holds the previous reply before another call is paid for.
       await this.flush();
@@ -358,6 +361,7 @@ export class JournalAttempt {
           fingerprint: call.fingerprint,
           label,
           result: response as unknown as JsonValue,
+          ...(call.observed?.link ? { trace: call.observed.link } : {}),
         }),
       );
       this.counts.recorded.model++;

@@ -93,6 +93,13 @@ export async function executeRun(
   const finish = async (input: FinishInput) => {
     const ended = await store.finish(fence, input);
     env.ended?.(ended);
+    for (const m of env.middleware) {
+      try {
+        m.ended?.(ended);
+      } catch {
+        // A middleware's report of the end must not undo the end.
+      }
+    }
     return ended;
   };
   // The step commits still in flight: each step's checkpoint is committed behind the next step,
@@ -207,7 +214,7 @@ export async function executeRun(
       if (node.kind === "step" && node.timeoutMs !== null && !node.isolated)
         signals.push(AbortSignal.timeout(node.timeoutMs));
       const signal = signals.length === 1 ? controller.signal : AbortSignal.any(signals);
-      const context = stepContext(env, run, fence, node.id, attempt, signal, seen, steps);
+      const context = stepContext(env, run, fence, node.id, attempt, signal, seen, steps, session.id);
 
       let next: string | null;
       let out: Session = session;
@@ -370,6 +377,7 @@ function stepContext(
   signal: AbortSignal,
   seen: { seq: number },
   commits: CommitPipeline,
+  sessionId: string,
 ): StepContext {
   const fields = { runId: run.id, stepId, attempt };
   const logger: StepLogger = {
@@ -391,6 +399,9 @@ function stepContext(
     logger,
     fence,
     ...(env.policy ? { policy: env.policy } : {}),
+    ...(run.traceContext ? { traceContext: run.traceContext } : {}),
+    sessionId,
+    submittedAt: run.createdAt,
     checkpointed: () => commits.settled(),
     emit: async (type, data) => {
       // Events follow the checkpoints of the steps before, in sequence order.

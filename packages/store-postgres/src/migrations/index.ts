@@ -8,6 +8,7 @@ import { DEPLOYMENTS } from "./0006-deployments.js";
 import { ACCESS } from "./0007-access.js";
 import { SCHEDULES_AND_WEBHOOKS } from "./0008-schedules-and-webhooks.js";
 import { MESSAGE_QUEUE } from "./0009-message-queue.js";
+import { TRACE_CONTEXT } from "./0010-trace-context.js";
 
 /** One migration: applied once, in order, recorded with its checksum. */
 export interface Migration {
@@ -34,6 +35,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 7, name: "access", sql: ACCESS, additive: true },
   { version: 8, name: "schedules_and_webhooks", sql: SCHEDULES_AND_WEBHOOKS, additive: true },
   { version: 9, name: "message_queue", sql: MESSAGE_QUEUE, additive: true },
+  { version: 10, name: "trace_context", sql: TRACE_CONTEXT, additive: true },
 ]);
 
 /** SHA-256 of a migration's SQL (with the placeholder), the checksum recorded when it is applied. */

@@ -6,6 +6,7 @@ import {
   type RunRecord,
   type RunStatus,
   type Signal,
+  type TraceContext,
 } from "@openrath/runtime-durable/store";
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { Database } from "../schema.js";
@@ -181,6 +182,7 @@ const COLUMNS: readonly (keyof Database["runs"] & string)[] = [
   "updated_at",
   "crashes",
   "project_id",
+  "trace_context",
 ];
 
 /**
@@ -212,6 +214,18 @@ function parseJson<T>(text: unknown, fallback: T): T {
   return JSON.parse(text) as T;
 }
 
+/** The `traceContext` field of a run whose row has one (migration 10). */
+function traceContextOf(value: unknown): { traceContext?: TraceContext } {
+  const parsed = parseJson<TraceContext | null>(value, null);
+  if (parsed === null || typeof parsed.traceparent !== "string") return {};
+  return {
+    traceContext:
+      typeof parsed.tracestate === "string"
+        ? { traceparent: parsed.traceparent, tracestate: parsed.tracestate }
+        : { traceparent: parsed.traceparent },
+  };
+}
+
 /** Maps a `runs` row to a {@link RunRecord}. */
 export function toRun(row: RunRow): RunRecord {
   return {
@@ -238,6 +252,7 @@ export function toRun(row: RunRow): RunRecord {
     eventSeq: Number(row.event_seq),
     error: parseJson<RunErrorInfo | null>(row.error, null),
     metadata: parseJson<JsonObject>(row.metadata, {}),
+    ...traceContextOf(row.trace_context),
     createdAt: ms(row.created_at) ?? 0,
     updatedAt: ms(row.updated_at) ?? 0,
   };

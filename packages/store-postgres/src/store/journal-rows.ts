@@ -37,6 +37,9 @@ export function toEntry(row: Row): JournalEntry {
     result: json<JsonValue>(row.result, null),
     fencingToken: Number(row.fencing_token),
     at: toMs(row.at) ?? 0,
+    ...(typeof row.trace_id === "string" && typeof row.span_id === "string"
+      ? { trace: { traceId: row.trace_id, spanId: row.span_id } }
+      : {}),
   };
 }
 

@@ -64,14 +64,14 @@ export function entriesCte(
   const rows = sql.join(
     entries.map(
       (e) =>
-        sql`(${e.checkpointSeq}::int, ${e.position}::text, ${e.kind}::text, ${e.fingerprint}::text, ${e.label}::text, ${JSON.stringify(e.result)}::text)`,
+        sql`(${e.checkpointSeq}::int, ${e.position}::text, ${e.kind}::text, ${e.fingerprint}::text, ${e.label}::text, ${JSON.stringify(e.result)}::text, ${e.trace?.traceId ?? null}::text, ${e.trace?.spanId ?? null}::text)`,
     ),
   );
   // Raw: an upsert from a VALUES list, as a CTE reading the statement's run CTE.
   return sql`${sql.raw(name)} as (
-      insert into ${t.journal} as j (run_id, checkpoint_seq, position, kind, fingerprint, label, result, fencing_token)
-      select ${sql.raw(from)}.run_id, e.seq, e.position, e.kind, e.fingerprint, e.label, e.result, ${fence.token}::bigint
-      from ${sql.raw(from)}, (values ${rows}) as e(seq, position, kind, fingerprint, label, result)
+      insert into ${t.journal} as j (run_id, checkpoint_seq, position, kind, fingerprint, label, result, fencing_token, trace_id, span_id)
+      select ${sql.raw(from)}.run_id, e.seq, e.position, e.kind, e.fingerprint, e.label, e.result, ${fence.token}::bigint, e.trace_id, e.span_id
+      from ${sql.raw(from)}, (values ${rows}) as e(seq, position, kind, fingerprint, label, result, trace_id, span_id)
       on conflict (run_id, checkpoint_seq, position) do update set fencing_token = j.fencing_token
         where j.kind = excluded.kind and j.fingerprint = excluded.fingerprint
       returning 1

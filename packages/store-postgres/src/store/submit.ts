@@ -65,6 +65,7 @@ function submitCtes(c: StoreContext, { input, unlessHeads, claim }: SubmitItem, 
   const notBefore = input.notBefore === undefined ? null : new Date(input.notBefore);
   const ins = n("ins");
   const project = input.projectId ?? null;
+  const trace = input.traceContext === undefined ? null : JSON.stringify(input.traceContext);
   const notify =
     c.publish && !early(c)
       ? sql`select 1 from ${ins} where false`
@@ -88,10 +89,10 @@ function submitCtes(c: StoreContext, { input, unlessHeads, claim }: SubmitItem, 
       insert into ${c.t.runs} (id, tenant_id, session_id, plan_hash, workflow, status, priority, idempotency_key,
         fingerprint, next_step, deadline, metadata, not_before, queued_at, event_seq, checkpoint_seq, checkpoint_id${
           project === null ? sql`` : sql`, project_id`
-        }${claim ? sql`, version, fencing_token, lease_holder, lease_expires_at` : sql``})
+        }${trace === null ? sql`` : sql`, trace_context`}${claim ? sql`, version, fencing_token, lease_holder, lease_expires_at` : sql``})
       select ${newId()}, ${input.tenantId}, ${cp.sessionId}, p.hash, p.name, ${started(sql`'running'`, sql`'queued'`)}, ${input.priority ?? 0},
         ${input.idempotencyKey ?? null}, ${input.fingerprint}, ${input.checkpoint.nextStep}, ${deadline}, ${metadata},
-        coalesce(${notBefore}::timestamptz, now()), now(), ${started(sql`2`, sql`1`)}, 0, k.id${project === null ? sql`` : sql`, ${project}`}${
+        coalesce(${notBefore}::timestamptz, now()), now(), ${started(sql`2`, sql`1`)}, 0, k.id${project === null ? sql`` : sql`, ${project}`}${trace === null ? sql`` : sql`, ${trace}::jsonb`}${
           claim
             ? sql`, ${started(sql`2`, sql`1`)}, ${started(clockToken(), sql`0`)},
         ${started(sql`${claim.workerId}`, sql`null`)}, ${started(sql`now() + ${claim.leaseMs} * interval '1 millisecond'`, sql`null`)}`
