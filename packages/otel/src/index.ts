@@ -10,3 +10,14 @@ export {
   type OpenRathMetricsOptions,
   openrathMetrics,
 } from "./metrics/index.js";
+export { type OpenRathTelemetry, type OpenRathTelemetryOptions, openrathTelemetry } from "./telemetry.js";
+export {
+  currentTraceContext,
+  GEN_AI,
+  OPENRATH,
+  type OpenRathTracing,
+  type OpenRathTracingOptions,
+  openrathTracing,
+  spanContextOf,
+  traceContextOf,
+} from "./tracing/index.js";
