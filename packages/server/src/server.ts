@@ -33,6 +33,7 @@ import { scheduleRoutes } from "./routes/schedules.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { webhookRoutes } from "./routes/webhooks.js";
+import { studioRoutes } from "./studio.js";
 import { followSourceOf, RunFollowers } from "./run-followers.js";
 import { TOKEN_CACHE_MS, TokenCache } from "./token-cache.js";
 
@@ -252,6 +253,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   await app.register(scheduleRoutes(context));
   await app.register(webhookRoutes(context));
   await app.register(queuedMessageRoutes(context));
+  await app.register(studioRoutes);
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

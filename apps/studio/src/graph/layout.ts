@@ -1,0 +1,48 @@
+import type ELK from "elkjs/lib/elk.bundled.js";
+
+/** Node size in the drawing, in CSS pixels. */
+export const NODE_WIDTH = 184;
+export const NODE_HEIGHT = 64;
+
+export interface Placed {
+  readonly x: number;
+  readonly y: number;
+}
+
+let elk: InstanceType<typeof ELK> | undefined;
+
+/**
+ * Lays the DAG out left to right with ELK's layered algorithm (parents left of children, edge
+ * crossings reduced, long edges kept straight); returns each node's top-left corner.
+ */
+export async function layoutLineage(
+  nodes: readonly { id: string; parents: readonly string[] }[],
+): Promise<Map<string, Placed>> {
+  if (!elk) {
+    // Loaded on first use: the layout engine is most of the bundle, and only the graph needs it.
+    const { default: Elk } = await import("elkjs/lib/elk.bundled.js");
+    elk = new Elk();
+  }
+  const ids = new Set(nodes.map((n) => n.id));
+  const result = await elk.layout({
+    id: "root",
+    layoutOptions: {
+      "elk.algorithm": "layered",
+      "elk.direction": "RIGHT",
+      "elk.layered.spacing.nodeNodeBetweenLayers": "56",
+      "elk.spacing.nodeNode": "22",
+      "elk.layered.nodePlacement.strategy": "NETWORK_SIMPLEX",
+      "elk.layered.crossingMinimization.strategy": "LAYER_SWEEP",
+      "elk.edgeRouting": "SPLINES",
+    },
+    children: nodes.map((n) => ({ id: n.id, width: NODE_WIDTH, height: NODE_HEIGHT })),
+    edges: nodes.flatMap((n) =>
+      n.parents
+        .filter((p) => ids.has(p) && p !== n.id)
+        .map((p, i) => ({ id: `${p}->${n.id}#${i}`, sources: [p], targets: [n.id] })),
+    ),
+  });
+  const out = new Map<string, Placed>();
+  for (const child of result.children ?? []) out.set(child.id, { x: child.x ?? 0, y: child.y ?? 0 });
+  return out;
+}

@@ -1,0 +1,293 @@
+import type { LineageGraphNode } from "@openrath/core";
+import {
+  Background,
+  Controls,
+  type Edge,
+  Handle,
+  MarkerType,
+  MiniMap,
+  type Node,
+  type NodeProps,
+  Position,
+  ReactFlow,
+  ReactFlowProvider,
+  useReactFlow,
+} from "@xyflow/react";
+import { memo, useCallback, useEffect, useMemo, useState } from "react";
+import { ChunkPanel } from "./chunk-panel.js";
+import { layoutLineage, NODE_HEIGHT, NODE_WIDTH, type Placed } from "./layout.js";
+import { allPaths, haystack, type LineageViewData } from "./lineage-data.js";
+import { NODE_KINDS, nodeKindOf, nodeShapePath } from "./node-kinds.js";
+
+export type { LineageViewData, ViewChunk } from "./lineage-data.js";
+
+/** Options of {@link LineageView}. */
+export interface LineageViewProps {
+  readonly data: LineageViewData;
+  /** A link to a node's trace span, when tracing is on (from `extras["trace.id"]`). */
+  readonly traceUrl?: (node: LineageGraphNode) => string | undefined;
+}
+
+interface NodeData extends Record<string, unknown> {
+  readonly node: LineageGraphNode;
+  readonly isFinal: boolean;
+  readonly onPath: boolean;
+  readonly dimmed: boolean;
+}
+
+type LineageNode = Node<NodeData, "lineage">;
+
+const shortId = (id: string) => id.replace(/-/g, "").slice(-8);
+
+const LineageNodeBox = memo(function LineageNodeBox({ data, selected }: NodeProps<LineageNode>) {
+  const { node, isFinal, onPath, dimmed } = data;
+  const kind = nodeKindOf(node.op);
+  const tokens =
+    node.usage && node.usage.totalTokens > 0
+      ? ` · ${node.usage.totalTokens.toLocaleString("en-US")} tok`
+      : "";
+  const classes = ["lineage-node", `kind-${kind.kind}`];
+  if (selected) classes.push("selected");
+  if (onPath) classes.push("on-path");
+  if (dimmed) classes.push("dimmed");
+  return (
+    <div className={classes.join(" ")} data-id={node.id} data-op={node.op}>
+      <Handle type="target" position={Position.Left} isConnectable={false} />
+      <svg className="shape" width={NODE_WIDTH} height={NODE_HEIGHT} aria-hidden="true">
+        <path
+          d={nodeShapePath(kind.kind, 1.5, 1.5, NODE_WIDTH - 3, NODE_HEIGHT - 3)}
+          fill={kind.fill}
+          stroke={kind.stroke}
+          strokeWidth={selected || onPath ? 3 : 1.5}
+        />
+      </svg>
+      <div className="label">
+        <div className="row">
+          <span className="op" style={{ color: kind.accent }}>
+            {node.op}
+            {kind.kind === "loop" ? " ↻" : ""}
+          </span>
+          <span className="sid">{shortId(node.id)}</span>
+        </div>
+        <div className="operator" title={node.operator}>
+          {node.operator.replace(/^Session\./, "")}
+        </div>
+        <div className="facts">
+          {node.chunkCount} chunk{node.chunkCount === 1 ? "" : "s"}
+          {tokens}
+        </div>
+      </div>
+      {isFinal ? <span className="badge">final</span> : null}
+      <Handle type="source" position={Position.Right} isConnectable={false} />
+    </div>
+  );
+});
+
+const nodeTypes = { lineage: LineageNodeBox };
+
+/**
+ * The session graph: the lineage DAG left to right (ELK layered layout) in React Flow, node kinds
+ * drawn in distinct shapes and colours, pan by drag, zoom by wheel, a minimap, fitted and centred
+ * when it opens. Clicking a node (or Enter on a focused one) shows its chunks; the search finds
+ * the earliest chunk holding a text and lights up every path from its branch to the final session.
+ * Recorded text is rendered as React text, never as markup.
+ */
+export function LineageView(props: LineageViewProps) {
+  return (
+    <ReactFlowProvider>
+      <LineageCanvas {...props} />
+    </ReactFlowProvider>
+  );
+}
+
+function LineageCanvas({ data, traceUrl }: LineageViewProps) {
+  const { graph, finalId } = data;
+  const [positions, setPositions] = useState<Map<string, Placed> | null>(null);
+  const [selected, setSelected] = useState<string | null>(null);
+  const [query, setQuery] = useState("");
+  const [current, setCurrent] = useState(0);
+  const flow = useReactFlow();
+
+  useEffect(() => {
+    let live = true;
+    layoutLineage(graph.nodes).then((placed) => live && setPositions(placed));
+    return () => {
+      live = false;
+    };
+  }, [graph]);
+
+  const matches = useMemo(() => {
+    const q = query.trim().toLowerCase();
+    if (!q) return [];
+    // The earliest chunk holding the text produced it; later ones copied or quoted it.
+    return data.chunks
+      .filter((c) => haystack(c).toLowerCase().includes(q))
+      .sort((a, b) => a.createdAt - b.createdAt);
+  }, [data.chunks, query]);
+  const match = matches.length > 0 ? matches[Math.min(current, matches.length - 1)] : undefined;
+  const path = useMemo(
+    () => (match ? allPaths(graph, match.sessionId, finalId) : null),
+    [graph, match, finalId],
+  );
+
+  useEffect(() => {
+    if (match) setSelected(match.sessionId);
+  }, [match]);
+
+  const nodes: LineageNode[] = useMemo(() => {
+    if (!positions) return [];
+    return graph.nodes.map((node) => ({
+      id: node.id,
+      type: "lineage",
+      position: positions.get(node.id) ?? { x: 0, y: 0 },
+      width: NODE_WIDTH,
+      height: NODE_HEIGHT,
+      selected: node.id === selected,
+      ariaLabel: `${node.op} ${node.operator} ${shortId(node.id)}`,
+      data: {
+        node,
+        isFinal: node.id === finalId,
+        onPath: path?.nodes.has(node.id) ?? false,
+        dimmed: path !== null && !path.nodes.has(node.id),
+      },
+    }));
+  }, [graph, positions, selected, finalId, path]);
+
+  const edges: Edge[] = useMemo(
+    () =>
+      graph.edges.map((e, i) => {
+        const hot = path?.edges.has(`${e.from}->${e.to}`) ?? false;
+        return {
+          id: `${e.from}->${e.to}#${i}`,
+          source: e.from,
+          target: e.to,
+          type: "default",
+          className: hot ? "on-path" : path ? "dimmed" : undefined,
+          markerEnd: { type: MarkerType.ArrowClosed, color: hot ? "#f59e0b" : "#94a3b8" },
+          style: hot ? { stroke: "#f59e0b", strokeWidth: 3 } : { stroke: "#94a3b8", strokeWidth: 1.5 },
+          data: { from: e.from, to: e.to },
+        };
+      }),
+    [graph, path],
+  );
+
+  const onInit = useCallback(() => {
+    requestAnimationFrame(() => flow.fitView({ padding: 0.08, maxZoom: 1.2 }));
+  }, [flow]);
+  useEffect(() => {
+    if (positions) requestAnimationFrame(() => flow.fitView({ padding: 0.08, maxZoom: 1.2 }));
+  }, [positions, flow]);
+
+  const focusNode = (id: string) => {
+    setSelected(id);
+    const p = positions?.get(id);
+    if (p)
+      flow.setCenter(p.x + NODE_WIDTH / 2, p.y + NODE_HEIGHT / 2, { zoom: flow.getZoom(), duration: 200 });
+  };
+
+  const selectedNode = graph.nodes.find((n) => n.id === selected);
+  const status = !query.trim()
+    ? ""
+    : matches.length === 0
+      ? "no chunk contains it"
+      : `${Math.min(current, matches.length - 1) + 1} of ${matches.length} · from ${match?.author ?? "?"} · ${path?.nodes.size ?? 0} sessions on its paths`;
+
+  return (
+    <div className="lineage-view">
+      <div className="lineage-toolbar">
+        <label className="search">
+          <span className="visually-hidden">Search chunks</span>
+          <input
+            type="search"
+            placeholder="Find the chunk that produced a piece of text…"
+            value={query}
+            aria-label="Search chunks"
+            onChange={(e) => {
+              setQuery(e.target.value);
+              setCurrent(0);
+            }}
+            onKeyDown={(e) => {
+              if (e.key === "Enter" && matches.length > 0) {
+                e.preventDefault();
+                setCurrent((c) => (c + (e.shiftKey ? matches.length - 1 : 1)) % matches.length);
+              } else if (e.key === "Escape") setQuery("");
+            }}
+          />
+        </label>
+        <span className="search-status" role="status" aria-live="polite">
+          {status}
+        </span>
+        <ul className="legend" aria-label="Legend">
+          {NODE_KINDS.map((k) => (
+            <li key={k.kind} title={k.meaning}>
+              <svg width="30" height="16" viewBox="0 0 30 16" aria-hidden="true">
+                <path
+                  d={nodeShapePath(k.kind, 1, 1, 28, 14)}
+                  fill={k.fill}
+                  stroke={k.stroke}
+                  strokeWidth="1.3"
+                />
+              </svg>
+              {k.label}
+            </li>
+          ))}
+        </ul>
+      </div>
+      <div className="lineage-body">
+        <div className="lineage-canvas" aria-label="Session lineage graph" role="application">
+          {positions ? (
+            <ReactFlow
+              nodes={nodes}
+              edges={edges}
+              nodeTypes={nodeTypes}
+              onInit={onInit}
+              fitView
+              minZoom={0.05}
+              maxZoom={2.5}
+              nodesDraggable={false}
+              nodesConnectable={false}
+              onlyRenderVisibleElements={graph.nodes.length > 300}
+              onNodeClick={(_, node) => setSelected(node.id)}
+              onNodesChange={(changes) => {
+                // Enter or Space on a focused node selects it (React Flow reports it as a change).
+                for (const change of changes)
+                  if (change.type === "select" && change.selected) setSelected(change.id);
+              }}
+              proOptions={{ hideAttribution: true }}
+            >
+              <Background gap={24} color="#e2e8f0" />
+              <Controls showInteractive={false} aria-label="Zoom controls" />
+              <MiniMap
+                pannable
+                zoomable
+                ariaLabel="Minimap"
+                nodeColor={(n) => nodeKindOf((n.data as NodeData).node.op).fill}
+                nodeStrokeColor={(n) => nodeKindOf((n.data as NodeData).node.op).stroke}
+              />
+            </ReactFlow>
+          ) : (
+            <p className="muted pad">Laying out {graph.nodes.length} sessions…</p>
+          )}
+        </div>
+        <aside className="lineage-panel" aria-label="Session details">
+          {selectedNode ? (
+            <ChunkPanel
+              data={data}
+              node={selectedNode}
+              query={query.trim()}
+              hitId={match?.id}
+              onSelect={focusNode}
+              traceUrl={traceUrl?.(selectedNode)}
+            />
+          ) : (
+            <div className="empty">
+              <h2>Select a session</h2>
+              <p>Click a node, or focus it and press Enter, to see the chunks appended in it.</p>
+              <p>Search for a piece of text: every path it came down to the final session lights up.</p>
+            </div>
+          )}
+        </aside>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,10 @@
+import react from "@vitejs/plugin-react";
+import { defineConfig } from "vite";
+
+// Served by @openrath/server under /studio; workspace packages resolve to their TypeScript sources.
+export default defineConfig({
+  base: "/studio/",
+  plugins: [react()],
+  resolve: { conditions: ["@openrath/source"] },
+  build: { outDir: "dist", emptyOutDir: true, chunkSizeWarningLimit: 2000 },
+});
