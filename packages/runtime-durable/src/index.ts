@@ -82,6 +82,7 @@ export type {
   WorkflowDefinition,
 } from "./definition/types.js";
 export { EffectOperations } from "./effects/effect-operations.js";
+export { checkTraceContext, parseTraceContext } from "./internal/trace-context.js";
 export { MAX_IDEMPOTENCY_KEY, MAX_METADATA_BYTES, MAX_TENANT_ID } from "./internal/validate.js";
 export { InterruptOperations, type OperatorScope } from "./interrupts/interrupt-operations.js";
 export type { StepJournal } from "./journal/journal-attempt.js";

@@ -44,6 +44,12 @@ export const Run = z
       })
       .nullable(),
     metadata: z.record(z.string(), Json),
+    traceContext: z
+      .object({ traceparent: z.string(), tracestate: z.string().optional() })
+      .optional()
+      .describe(
+        "The W3C trace context the run continues (every step's spans are in this trace); absent when it has none.",
+      ),
     createdAt: Time,
     updatedAt: Time,
   })
@@ -68,6 +74,7 @@ export function runOut(run: RunRecord): z.input<typeof Run> {
     deadline: isoOrNull(run.deadline),
     error: run.error,
     metadata: run.metadata,
+    ...(run.traceContext ? { traceContext: run.traceContext } : {}),
     createdAt: iso(run.createdAt),
     updatedAt: iso(run.updatedAt),
   };

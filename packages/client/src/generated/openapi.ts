@@ -423,6 +423,10 @@ export interface paths {
                 query?: never;
                 header?: {
                     "idempotency-key"?: string;
+                    /** @description The caller's W3C trace context: the run's spans continue this trace (a malformed one is ignored). */
+                    traceparent?: string;
+                    /** @description Vendor trace state sent with `traceparent`. */
+                    tracestate?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -3274,6 +3278,11 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            /** @description The W3C trace context the run continues (every step's spans are in this trace); absent when it has none. */
+            traceContext?: {
+                traceparent: string;
+                tracestate?: string;
+            };
             /** @description ISO 8601 time (UTC). */
             createdAt: string;
             /** @description ISO 8601 time (UTC). */
@@ -3658,6 +3667,11 @@ export interface components {
             } | null;
             metadata: {
                 [key: string]: unknown;
+            };
+            /** @description The W3C trace context the run continues (every step's spans are in this trace); absent when it has none. */
+            traceContext?: {
+                traceparent: string;
+                tracestate?: string;
             };
             /** @description ISO 8601 time (UTC). */
             createdAt: string;

@@ -43,3 +43,24 @@ export function checkTraceContext(value: unknown): TraceContext {
     return bad(`tracestate must be printable ASCII of at most ${MAX_TRACESTATE} characters`);
   return { traceparent, tracestate };
 }
+
+/**
+ * The trace context of a `traceparent` header and its `tracestate`, or `undefined` when the
+ * `traceparent` is absent or malformed: a receiver ignores a malformed one (W3C Trace Context
+ * §4.3), and a malformed `tracestate` is dropped on its own.
+ */
+export function parseTraceContext(
+  traceparent: string | undefined,
+  tracestate?: string | undefined,
+): TraceContext | undefined {
+  if (traceparent === undefined) return undefined;
+  try {
+    return checkTraceContext({ traceparent: traceparent.trim(), tracestate });
+  } catch {
+    try {
+      return checkTraceContext({ traceparent: traceparent.trim() });
+    } catch {
+      return undefined;
+    }
+  }
+}

@@ -1,5 +1,9 @@
 import { OpenRathError } from "@openrath/core";
-import { ACTIVE_STATUSES, type RunStatus as RunStatusName } from "@openrath/runtime-durable";
+import {
+  ACTIVE_STATUSES,
+  parseTraceContext,
+  type RunStatus as RunStatusName,
+} from "@openrath/runtime-durable";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { auditOf, principalOf, type ServerContext, visibleRun } from "../context.js";
@@ -60,7 +64,21 @@ export const runRoutes =
           tags: ["runs"],
           summary: "Start a durable run",
           body: CreateRun,
-          headers: z.object({ "idempotency-key": z.string().min(1).max(256).optional() }),
+          headers: z.object({
+            "idempotency-key": z.string().min(1).max(256).optional(),
+            traceparent: z
+              .string()
+              .max(256)
+              .optional()
+              .describe(
+                "The caller's W3C trace context: the run's spans continue this trace (a malformed one is ignored).",
+              ),
+            tracestate: z
+              .string()
+              .max(1024)
+              .optional()
+              .describe("Vendor trace state sent with `traceparent`."),
+          }),
           response: { 201: Run, 202: QueuedMessage, ...errors, 429: ErrorEnvelope, 501: ErrorEnvelope },
         },
       },
@@ -69,6 +87,7 @@ export const runRoutes =
         const body = request.body;
         const session = await startingSession(context, principal, body);
         const idempotencyKey = request.headers["idempotency-key"];
+        const traceContext = parseTraceContext(request.headers.traceparent, request.headers.tracestate);
         const submit = () =>
           runtime.submit(body.assistant, session, {
             tenantId: principal.tenantId,
@@ -77,6 +96,7 @@ export const runRoutes =
             ...(body.priority !== undefined ? { priority: body.priority } : {}),
             ...(body.metadata !== undefined ? { metadata: body.metadata as never } : {}),
             ...(body.deadline !== undefined ? { deadline: Date.parse(body.deadline) } : {}),
+            ...(traceContext !== undefined ? { traceContext } : {}),
             audit: auditOf(request, "run", null, "allowed", {
               attributes: {
                 assistant: body.assistant,
@@ -126,6 +146,8 @@ export const runRoutes =
           run = await submit();
         }
         reply.status(201);
+        // The run's trace, as W3C Trace Context Level 2 names the response header.
+        if (run.traceContext) reply.header("traceresponse", run.traceContext.traceparent);
         return runOut(run);
       },
     );
