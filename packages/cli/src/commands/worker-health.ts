@@ -54,7 +54,7 @@ function codeOf(error: unknown): string {
  * - `GET /health/ready`: 200 when it is live, has started, and the store answered the worker's
  *   last claim, heartbeat or sweep; 503 while the store is unreachable (the last call failed, or
  *   one is unanswered for `staleMs`). A restart does not fix a database outage, so liveness does
- *   not follow the store (see ADR 0032).
+ *   not follow the store (see ADR 0034).
  *
  * Returns the store to give the runtime in place of `store`; closing it closes the endpoint.
  */
