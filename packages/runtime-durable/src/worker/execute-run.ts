@@ -379,7 +379,9 @@ function stepContext(
   commits: CommitPipeline,
   sessionId: string,
 ): StepContext {
-  const fields = { runId: run.id, stepId, attempt };
+  // The trace id of the run's W3C traceparent (`00-<trace id>-<span id>-<flags>`), so log lines join the trace.
+  const traceId = run.traceContext?.traceparent.split("-")[1];
+  const fields = { runId: run.id, stepId, attempt, ...(traceId ? { traceId } : {}) };
   const logger: StepLogger = {
     debug: (m, d) => env.log("debug", m, { ...fields, ...d }),
     info: (m, d) => env.log("info", m, { ...fields, ...d }),

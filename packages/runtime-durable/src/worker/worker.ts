@@ -35,8 +35,8 @@ export interface WorkerOptions {
    * Structured log lines: one per event that matters (started, runs claimed — a count per
    * heartbeat —, a lease lost, the store unreachable and back, a park, runs taken back or
    * requeued, stopping and stopped), never one per step; the steps' `ctx.logger` lines go here too.
-   * Default: JSON lines on standard error from level `info` ({@link jsonLinesLog};
-   * `OPENRATH_LOG_LEVEL=silent` turns them off).
+   * Every line's data carries `workerId`. Default: JSON lines on standard error from level `info`
+   * ({@link jsonLinesLog}; `OPENRATH_LOG_LEVEL=silent` turns them off).
    */
   readonly log?: WorkerLog;
   /**
@@ -130,7 +130,11 @@ export class DurableWorker {
     this.concurrency = Math.max(1, Math.floor(options.concurrency ?? 4));
     this.leaseMs = Math.max(30, options.leaseMs ?? 30_000);
     this.plans = new Map(plans.map((p) => [p.hash, p]));
-    this.log = options.log ?? jsonLinesLog({ fields: { workerId: this.workerId } });
+    const given = options.log;
+    // Every line names the worker, whichever log it goes to.
+    this.log = given
+      ? (level, message, data) => given(level, message, { workerId: this.workerId, ...data })
+      : jsonLinesLog({ fields: { workerId: this.workerId } });
     this.drainMs = Math.max(0, options.drainMs ?? 10_000);
     this.observer = options.observer;
     this.middleware = options.middleware ?? [];
