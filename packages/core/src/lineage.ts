@@ -388,13 +388,15 @@ export function lineageToDot(input: LineageGraph | LineageSource | readonly Line
 /**
  * The lineage as a terminal tree, roots first. A node with several parents (a merge) is drawn
  * under its first parent and referenced as `↳ merged into #n` under the others. Nodes are numbered
- * `#1…` in topological order; with `ids: true` each line also shows the short session id.
+ * `#1…` in topological order; with `ids: true` each line also shows the short session id, and
+ * with `traces: true` the trace and span of the work that made the node, when it was traced
+ * (`trace <trace id>/<span id>`, the ids a trace viewer looks up).
  * Ops, operators and ids are printed with control characters, line separators and bidirectional
  * overrides shown as `\u{…}` escapes, so each node stays on its own line.
  */
 export function lineageToText(
   input: LineageGraph | LineageSource | readonly LineageSource[],
-  options: { ids?: boolean } = {},
+  options: { ids?: boolean; traces?: boolean } = {},
 ): string {
   const graph = toGraph(input);
   const number = new Map(graph.nodes.map((n, i) => [n.id, i + 1]));
@@ -410,7 +412,13 @@ export function lineageToText(
     const facts = [`${n.chunkCount} chunk${n.chunkCount === 1 ? "" : "s"}`];
     if (n.usage && n.usage.totalTokens > 0) facts.push(`${n.usage.totalTokens} tokens`);
     const id = options.ids ? ` ${terminalText(shortId(n.id))}` : "";
-    return `#${number.get(n.id)}${id} ${terminalText(n.op)} ${terminalText(n.operator)} (${facts.join(", ")})`;
+    const traceId = n.extras["trace.id"];
+    const spanId = n.extras["trace.span_id"];
+    const traced =
+      options.traces && typeof traceId === "string" && typeof spanId === "string"
+        ? ` trace ${terminalText(traceId)}/${terminalText(spanId)}`
+        : "";
+    return `#${number.get(n.id)}${id} ${terminalText(n.op)} ${terminalText(n.operator)} (${facts.join(", ")})${traced}`;
   };
   const out: string[] = [];
   const walk = (n: LineageGraphNode, prefix: string, last: boolean, root: boolean) => {

@@ -2,6 +2,7 @@ import {
   Agent,
   type BranchEvent,
   defineTool,
+  lineageToText,
   type ObservedSpan,
   type ObservedWork,
   type RunObserver,
@@ -82,6 +83,10 @@ describe("RunOptions.observer", () => {
     expect(seen[2]!.result).toEqual({ content: '"hi"', isError: false });
     expect(out.lineage.op).toBe("loop");
     expect(out.lineage.trace).toEqual({ traceId: "a".repeat(32), spanId: "1".padStart(16, "0") });
+    expect(lineageToText(out, { traces: true })).toContain(
+      `tokens) trace ${"a".repeat(32)}/${"1".padStart(16, "0")}`,
+    );
+    expect(lineageToText(out)).not.toContain("trace");
   });
 
   it("hands the model and tool hooks the observed span, so a hook answering from a record can mark it", async () => {

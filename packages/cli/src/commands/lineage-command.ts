@@ -35,6 +35,10 @@ export const lineageCommand: Command = {
       description: "Write to this file instead of stdout (required for html).",
     },
     { name: "ids", description: "Show short session ids in the text tree." },
+    {
+      name: "traces",
+      description: "Show the trace and span id of each traced node in the text tree (@openrath/otel).",
+    },
   ],
   examples: [
     "openrath lineage ./recording",
@@ -61,7 +65,7 @@ export const lineageCommand: Command = {
     let text: string;
     switch (format) {
       case "text":
-        text = lineageToText(graph, { ids: options.ids === true });
+        text = lineageToText(graph, { ids: options.ids === true, traces: options.traces === true });
         break;
       case "mermaid":
         text = lineageToMermaid(graph);
