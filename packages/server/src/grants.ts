@@ -27,6 +27,7 @@ export const ACTIONS = [
   "schedule.write",
   "webhook.read",
   "webhook.write",
+  "metrics.read",
 ] as const;
 
 /** An action a route needs (see {@link ACTIONS}). */

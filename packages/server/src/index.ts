@@ -15,6 +15,18 @@ export {
 export { ApiError, type ServerErrorCode } from "./errors.js";
 export { ACTIONS, type Action, allows, unknownGrants } from "./grants.js";
 export {
+  LOG_LEVELS,
+  type ServerLoggerOptions,
+  type ServerLogLevel,
+  serverLogger,
+  workerLogOf,
+} from "./logging.js";
+export {
+  type PrometheusRegistry,
+  prometheusRegistry,
+  type ServerMetricsOptions,
+} from "./routes/metrics.js";
+export {
   auditOut as toApiAudit,
   effectOut as toApiEffect,
   eventOut as toApiEvent,

@@ -6,7 +6,7 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { MemoryV1 } from "@openrath/core";
 import type { ArtifactStoreV1, DurableRuntime } from "@openrath/runtime-durable";
-import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
 import {
   hasZodFastifySchemaValidationErrors,
   jsonSchemaTransform,
@@ -27,14 +27,15 @@ import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { interruptRoutes } from "./routes/interrupts.js";
 import { memoryRoutes } from "./routes/memory.js";
+import { metricsRoutes, type ServerMetricsOptions } from "./routes/metrics.js";
 import { queuedMessageRoutes } from "./routes/queued-messages.js";
 import { runRoutes } from "./routes/runs.js";
 import { scheduleRoutes } from "./routes/schedules.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { webhookRoutes } from "./routes/webhooks.js";
-import { studioRoutes } from "./studio.js";
 import { followSourceOf, RunFollowers } from "./run-followers.js";
+import { studioRoutes } from "./studio.js";
 import { TOKEN_CACHE_MS, TokenCache } from "./token-cache.js";
 
 /** Options of {@link createServer}. */
@@ -67,12 +68,25 @@ export interface ServerOptions {
    * one made in the store by another process within this time.
    */
   readonly tokenCacheMs?: number;
-  /** Fastify's logger option (default off; the observability package wires one). */
-  readonly logger?: boolean | Record<string, unknown>;
+  /**
+   * Fastify's logger: a pino logger (one JSON line per request and error, with the request id;
+   * see `serverLogger`), pino options, or `false` (default).
+   */
+  readonly logger?: boolean | Record<string, unknown> | FastifyBaseLogger;
+  /**
+   * `GET /metrics` in the Prometheus text format (default on, with its own registry, behind the
+   * `metrics.read` grant); `false` removes the route.
+   */
+  readonly metrics?: ServerMetricsOptions | false;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+/** Whether `logger` is a logger instance (pino's shape) rather than options. */
+function isLogger(logger: ServerOptions["logger"]): logger is FastifyBaseLogger {
+  return typeof logger === "object" && typeof (logger as { child?: unknown }).child === "function";
+}
 
 /** The API's version, the `info.version` of the OpenAPI document. */
 export const API_VERSION = "1.0.0";
@@ -112,7 +126,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
 
   const app = Fastify({
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
-    logger: options.logger ?? false,
+    ...(isLogger(options.logger) ? { loggerInstance: options.logger } : { logger: options.logger ?? false }),
     // A client's request id is kept when it is a UUID, so ids in logs and audit stay well-formed.
     genReqId: (request) => {
       const given = request.headers["x-request-id"];
@@ -254,6 +268,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   await app.register(webhookRoutes(context));
   await app.register(queuedMessageRoutes(context));
   await app.register(studioRoutes);
+  if (options.metrics !== false) await app.register(metricsRoutes(runtime.store, options.metrics ?? {}));
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

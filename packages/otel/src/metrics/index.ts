@@ -83,6 +83,9 @@ export function openrathMetrics(options: OpenRathMetricsOptions = {}): OpenRathM
     description: "Runs a restarted worker identity took back.",
     unit: "{run}",
   });
+  // The counters without attributes exist from the start (at 0), so a scrape shows them before the first event.
+  leasesExpired.add(0);
+  runsReclaimed.add(0);
   const stepDuration = meter.createHistogram(METRIC.stepDuration, {
     ...SECONDS,
     description: "Duration of each step attempt.",
