@@ -17,6 +17,7 @@ let elk: InstanceType<typeof ELK> | undefined;
  */
 export async function layoutLineage(
   nodes: readonly { id: string; parents: readonly string[] }[],
+  aspectRatio = 1.6,
 ): Promise<Map<string, Placed>> {
   if (!elk) {
     // Loaded on first use: the layout engine is most of the bundle, and only the graph needs it.
@@ -34,6 +35,9 @@ export async function layoutLineage(
       "elk.layered.nodePlacement.strategy": "NETWORK_SIMPLEX",
       "elk.layered.crossingMinimization.strategy": "LAYER_SWEEP",
       "elk.edgeRouting": "SPLINES",
+      // A long chain wraps into rows near the window's shape, so it opens readable when fitted.
+      "elk.layered.wrapping.strategy": "MULTI_EDGE",
+      "elk.aspectRatio": aspectRatio.toFixed(2),
     },
     children: nodes.map((n) => ({ id: n.id, width: NODE_WIDTH, height: NODE_HEIGHT })),
     edges: nodes.flatMap((n) =>

@@ -90,8 +90,33 @@ export function lineageFromSessions(sessions: readonly SessionJsonLike[]): Linea
       stack.pop();
     }
   }
+  // Transcripts of the sessions not seen whole, rebuilt parents first: a fork or a derived
+  // session is its parent's first `length` chunks plus its own, a merge the left parent's chunks
+  // then the right's after the shared prefix, plus its own.
+  const all = new Map(transcripts);
+  const own = new Map<string, ViewChunk[]>();
+  for (const chunk of chunks.values()) own.set(chunk.sessionId, [...(own.get(chunk.sessionId) ?? []), chunk]);
+  for (const r of order) {
+    if (all.has(r.id)) continue;
+    const mine = own.get(r.id) ?? [];
+    const parents = (r.parents ?? []).map((p) => all.get(p));
+    const extras = r.extras ?? {};
+    const [shared, left, right] = [extras["merge.shared"], extras["merge.left"], extras["merge.right"]];
+    if (r.op === "merge" && parents.length === 2 && parents[0] && parents[1]) {
+      if (typeof shared === "number" && typeof left === "number" && typeof right === "number")
+        all.set(r.id, [
+          ...parents[0].slice(0, shared + left),
+          ...parents[1].slice(shared, shared + right),
+          ...mine,
+        ]);
+    } else if (parents.length === 1 && parents[0]) {
+      all.set(r.id, [...parents[0].slice(0, r.length ?? parents[0].length), ...mine]);
+    } else if (parents.length === 0) {
+      all.set(r.id, mine);
+    }
+  }
   const nodes: LineageGraphNode[] = order.map((r) => {
-    const transcript = transcripts.get(r.id);
+    const transcript = all.get(r.id);
     return {
       id: r.id,
       op: r.op as LineageGraphNode["op"],
@@ -99,7 +124,7 @@ export function lineageFromSessions(sessions: readonly SessionJsonLike[]): Linea
       parents: [...(r.parents ?? [])],
       extras: (r.extras ?? {}) as LineageGraphNode["extras"],
       createdAt: r.createdAt ?? 0,
-      chunkCount: r.length ?? transcript?.length ?? 0,
+      chunkCount: transcript?.length ?? r.length ?? 0,
       usage: transcript ? sumUsage(transcript) : null,
     };
   });
@@ -112,7 +137,7 @@ export function lineageFromSessions(sessions: readonly SessionJsonLike[]): Linea
     newest && records.has(newest)
       ? newest
       : (nodes.filter((n) => !hasChild.has(n.id)).sort((a, b) => b.createdAt - a.createdAt)[0]?.id ?? null);
-  return { graph: { nodes, edges }, chunks: [...chunks.values()], finalId, transcripts };
+  return { graph: { nodes, edges }, chunks: [...chunks.values()], finalId, transcripts: all };
 }
 
 export function sumUsage(chunks: readonly ViewChunk[]) {
@@ -170,42 +195,16 @@ export function haystack(c: ViewChunk): string {
   return parts.join("\n");
 }
 
-/**
- * What a merge node merged: the shared prefix and each side's chunks, from the parents'
- * transcripts (known, or rebuilt from their own parents); `null` when they cannot be rebuilt.
- */
+/** What a merge node merged: the shared prefix and each side's chunks, or `null` when not known. */
 export function mergeSides(data: LineageViewData, node: LineageGraphNode) {
   if (node.op !== "merge" || node.parents.length !== 2) return null;
-  return mergeSidesAt(data, node, 0);
-}
-
-/** A session's transcript: seen whole, or its parent's plus its own chunks (forks, loops), or its merge. */
-export function transcriptOf(data: LineageViewData, id: string, depth = 0): readonly ViewChunk[] | null {
-  const known = data.transcripts?.get(id);
-  if (known) return known;
-  const node = data.graph.nodes.find((n) => n.id === id);
-  if (!node || depth > 256) return null;
-  const own = data.chunks.filter((c) => c.sessionId === id);
-  let out: readonly ViewChunk[] | null = null;
-  if (node.parents.length === 0) out = own;
-  else if (node.op === "merge") {
-    const sides = mergeSidesAt(data, node, depth);
-    if (sides) out = [...sides.shared, ...sides.left, ...sides.right, ...own];
-  } else if (node.parents.length === 1) {
-    const parent = transcriptOf(data, node.parents[0]!, depth + 1);
-    if (parent) out = [...parent.slice(0, Math.max(0, node.chunkCount - own.length)), ...own];
-  }
-  return out && out.length === node.chunkCount ? out : null;
-}
-
-function mergeSidesAt(data: LineageViewData, node: LineageGraphNode, depth: number) {
   const shared = node.extras["merge.shared"];
   const l = node.extras["merge.left"];
   const r = node.extras["merge.right"];
   if (typeof shared !== "number" || typeof l !== "number" || typeof r !== "number") return null;
-  const left = transcriptOf(data, node.parents[0]!, depth + 1);
-  const right = transcriptOf(data, node.parents[1]!, depth + 1);
-  if (!left || !right) return null;
+  const left = data.transcripts?.get(node.parents[0]!);
+  const right = data.transcripts?.get(node.parents[1]!);
+  if (!left || !right || left.length < shared + l || right.length < shared + r) return null;
   return {
     shared: left.slice(0, shared),
     left: left.slice(shared, shared + l),

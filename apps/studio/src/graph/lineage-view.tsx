@@ -13,7 +13,7 @@ import {
   ReactFlowProvider,
   useReactFlow,
 } from "@xyflow/react";
-import { memo, useCallback, useEffect, useMemo, useState } from "react";
+import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ChunkPanel } from "./chunk-panel.js";
 import { layoutLineage, NODE_HEIGHT, NODE_WIDTH, type Placed } from "./layout.js";
 import { allPaths, haystack, type LineageViewData } from "./lineage-data.js";
@@ -108,9 +108,12 @@ function LineageCanvas({ data, traceUrl }: LineageViewProps) {
   const [current, setCurrent] = useState(0);
   const flow = useReactFlow();
 
+  const canvas = useRef<HTMLDivElement>(null);
   useEffect(() => {
     let live = true;
-    layoutLineage(graph.nodes).then((placed) => live && setPositions(placed));
+    const box = canvas.current?.getBoundingClientRect();
+    const aspect = box && box.height > 0 ? box.width / box.height : 1.6;
+    layoutLineage(graph.nodes, aspect).then((placed) => live && setPositions(placed));
     return () => {
       live = false;
     };
@@ -131,7 +134,14 @@ function LineageCanvas({ data, traceUrl }: LineageViewProps) {
   );
 
   useEffect(() => {
-    if (match) setSelected(match.sessionId);
+    if (!match) return;
+    setSelected(match.sessionId);
+    // Once the panel shows the chunk, bring it into view.
+    requestAnimationFrame(() =>
+      document
+        .querySelector(`[data-chunk-id="${CSS.escape(match.id)}"]`)
+        ?.scrollIntoView({ block: "center" }),
+    );
   }, [match]);
 
   const nodes: LineageNode[] = useMemo(() => {
@@ -172,10 +182,10 @@ function LineageCanvas({ data, traceUrl }: LineageViewProps) {
   );
 
   const onInit = useCallback(() => {
-    requestAnimationFrame(() => flow.fitView({ padding: 0.08, maxZoom: 1.2 }));
+    requestAnimationFrame(() => flow.fitView({ padding: 0.1, maxZoom: 1.2 }));
   }, [flow]);
   useEffect(() => {
-    if (positions) requestAnimationFrame(() => flow.fitView({ padding: 0.08, maxZoom: 1.2 }));
+    if (positions) requestAnimationFrame(() => flow.fitView({ padding: 0.1, maxZoom: 1.2 }));
   }, [positions, flow]);
 
   const focusNode = (id: string) => {
@@ -234,7 +244,7 @@ function LineageCanvas({ data, traceUrl }: LineageViewProps) {
         </ul>
       </div>
       <div className="lineage-body">
-        <div className="lineage-canvas" aria-label="Session lineage graph" role="application">
+        <div className="lineage-canvas" aria-label="Session lineage graph" role="application" ref={canvas}>
           {positions ? (
             <ReactFlow
               nodes={nodes}
@@ -259,6 +269,7 @@ function LineageCanvas({ data, traceUrl }: LineageViewProps) {
               <Controls showInteractive={false} aria-label="Zoom controls" />
               <MiniMap
                 pannable
+                style={{ width: 150, height: 100 }}
                 zoomable
                 ariaLabel="Minimap"
                 nodeColor={(n) => nodeKindOf((n.data as NodeData).node.op).fill}

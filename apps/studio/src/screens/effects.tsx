@@ -5,7 +5,7 @@ import { describeError, useClient } from "../api.js";
 import { age, shortId } from "../format.js";
 import { href } from "../router.js";
 
-function EffectCard({ effect }: { effect: Effect }) {
+function EffectCard({ effect, onResolved }: { effect: Effect; onResolved: (text: string) => void }) {
   const client = useClient();
   const queryClient = useQueryClient();
   const [reason, setReason] = useState("");
@@ -25,7 +25,8 @@ function EffectCard({ effect }: { effect: Effect }) {
         return client.effects.resolve(effect.id, { kind, reason: reason || "failed (Studio)" });
       return client.effects.resolve(effect.id, { kind, ...(reason ? { reason } : {}) });
     },
-    onSuccess: () => {
+    onSuccess: (_result, kind) => {
+      onResolved(`Resolved ${effect.tool} of run ${shortId(effect.runId)} as ${kind}.`);
       void queryClient.invalidateQueries({ queryKey: ["effects"] });
       void queryClient.invalidateQueries({ queryKey: ["runs"] });
     },
@@ -93,7 +94,6 @@ function EffectCard({ effect }: { effect: Effect }) {
           {describeError(resolve.error)}
         </p>
       ) : null}
-      {resolve.isSuccess ? <p role="status">Resolved.</p> : null}
     </article>
   );
 }
@@ -107,11 +107,15 @@ export function EffectsScreen() {
     refetchInterval: 4000,
   });
   const items = effects.data?.items ?? [];
+  const [done, setDone] = useState("");
   return (
     <section aria-labelledby="effects-title">
       <div className="screen-head">
         <h1 id="effects-title">Effects under review</h1>
         <span className="muted">{items.length} waiting</span>
+        <p role="status" className="done">
+          {done}
+        </p>
       </div>
       {effects.error ? (
         <p className="error" role="alert">
@@ -121,7 +125,7 @@ export function EffectsScreen() {
       {effects.isSuccess && items.length === 0 ? <p className="muted">No effect waits for review.</p> : null}
       <div className="cards">
         {items.map((e) => (
-          <EffectCard key={e.id} effect={e} />
+          <EffectCard key={e.id} effect={e} onResolved={setDone} />
         ))}
       </div>
     </section>

@@ -9,7 +9,13 @@ import { SchemaForm } from "../schema-form.js";
 
 type Kind = "approve" | "reject" | "edit" | "respond";
 
-function InterruptCard({ interrupt }: { interrupt: Interrupt }) {
+function InterruptCard({
+  interrupt,
+  onDecided,
+}: {
+  interrupt: Interrupt;
+  onDecided: (text: string) => void;
+}) {
   const client = useClient();
   const queryClient = useQueryClient();
   const [reason, setReason] = useState("");
@@ -25,7 +31,8 @@ function InterruptCard({ interrupt }: { interrupt: Interrupt }) {
         ...(reason ? { reason } : {}),
         ...(kind === "edit" || kind === "respond" ? { payload: payload.value } : {}),
       }),
-    onSuccess: () => {
+    onSuccess: (_result, kind) => {
+      onDecided(`Decided (${kind}) the ${interrupt.kind} of run ${shortId(interrupt.runId)}: it resumes.`);
       void queryClient.invalidateQueries({ queryKey: ["interrupts"] });
       void queryClient.invalidateQueries({ queryKey: ["runs"] });
     },
@@ -105,7 +112,6 @@ function InterruptCard({ interrupt }: { interrupt: Interrupt }) {
           {describeError(decide.error)}
         </p>
       ) : null}
-      {decide.isSuccess ? <p role="status">Decided: the run resumes.</p> : null}
     </article>
   );
 }
@@ -124,11 +130,15 @@ export function InboxScreen() {
   });
   useLiveRuns(runs.data?.items);
   const items = interrupts.data?.items ?? [];
+  const [done, setDone] = useState("");
   return (
     <section aria-labelledby="inbox-title">
       <div className="screen-head">
         <h1 id="inbox-title">Interrupts</h1>
         <span className="muted">{items.length} pending</span>
+        <p role="status" className="done">
+          {done}
+        </p>
       </div>
       {interrupts.error ? (
         <p className="error" role="alert">
@@ -140,7 +150,7 @@ export function InboxScreen() {
       ) : null}
       <div className="cards">
         {items.map((i) => (
-          <InterruptCard key={i.id} interrupt={i} />
+          <InterruptCard key={i.id} interrupt={i} onDecided={setDone} />
         ))}
       </div>
     </section>
