@@ -81,16 +81,26 @@ export function RunsScreen() {
   const revisions = useRevisions();
   const runs = useQuery({
     queryKey: ["runs", status],
-    queryFn: () => client.runs.list({ limit: 100, ...(status ? { status } : {}) }),
+    // The server lists oldest first: walk the pages (up to 1,000 runs) and keep the newest 100.
+    queryFn: async () => {
+      const all: Run[] = [];
+      for await (const run of client.runs.listAll({ limit: 200, ...(status ? { status } : {}) })) {
+        all.push(run);
+        if (all.length >= 1000) break;
+      }
+      return { items: all.slice(-100) };
+    },
     refetchInterval: 5000,
   });
   useLiveRuns(runs.data?.items);
   const q = search.trim().toLowerCase();
-  const items = (runs.data?.items ?? []).filter(
-    (r) =>
-      (!workflow || r.workflow === workflow) &&
-      (!q || r.id.includes(q) || r.sessionId.includes(q) || r.workflow.toLowerCase().includes(q)),
-  );
+  const items = [...(runs.data?.items ?? [])]
+    .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt))
+    .filter(
+      (r) =>
+        (!workflow || r.workflow === workflow) &&
+        (!q || r.id.includes(q) || r.sessionId.includes(q) || r.workflow.toLowerCase().includes(q)),
+    );
   const workflows = [...new Set((runs.data?.items ?? []).map((r) => r.workflow))].sort();
   return (
     <section aria-labelledby="runs-title">
