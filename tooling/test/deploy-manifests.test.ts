@@ -286,3 +286,32 @@ describe("deploy/compose.yaml", () => {
     expect(services.worker?.stop_grace_period).toBe("20s");
   });
 });
+
+describe("deploy/Containerfile", () => {
+  const text = readFileSync(join(DEPLOY, "Containerfile"), "utf8");
+  const stages = text.split(/^FROM /m).slice(1);
+  const final = stages.at(-1) ?? "";
+
+  it("is multi-stage, and every base is an ARG pinned by digest", () => {
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    const bases = [...text.matchAll(/^FROM (\S+)/gm)].map((m) => m[1] as string);
+    const args = Object.fromEntries(
+      [...text.matchAll(/^ARG ([A-Z_]+)=(\S+)$/gm)].map((m) => [m[1] as string, m[2] as string]),
+    );
+    for (const base of bases) {
+      const name = /^\$\{([A-Z_]+)\}$/.exec(base)?.[1];
+      expect(name, `FROM ${base} names an ARG`).toBeDefined();
+      expect(args[name as string]).toMatch(/@sha256:[0-9a-f]{64}$/);
+    }
+  });
+
+  it("runs as a non-root user with an exec-form entry point and no RUN in the final stage (no shell there)", () => {
+    expect(/^USER (\S+)$/m.exec(final)?.[1]).toBe("65532:65532");
+    expect(/^ENTRYPOINT (\[.+\])$/m.exec(final)?.[1]).toBe('["/nodejs/bin/node", "/app/dist/bin.js"]');
+    expect(/^CMD (\[.+\])$/m.exec(final)?.[1]).toBe('["serve", "--no-worker"]');
+    expect(final).not.toMatch(/^RUN /m);
+    for (const label of ["title", "description", "licenses", "version", "revision", "source"]) {
+      expect(final).toContain(`org.opencontainers.image.${label}=`);
+    }
+  });
+});
