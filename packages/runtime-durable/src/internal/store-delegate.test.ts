@@ -80,7 +80,11 @@ describe("StoreDelegate", () => {
     const referencedArtifacts = async () => new Set(["d1"]);
     const schedules = { specVersion: "v1" } as RunStoreV1["schedules"];
     const webhooks = { specVersion: "v1" } as RunStoreV1["webhooks"];
-    const withThem = new StoreDelegate(echoStore({ groupCommit, referencedArtifacts, schedules, webhooks }));
+    const stats = { specVersion: "v1" } as RunStoreV1["stats"];
+    const withThem = new StoreDelegate(
+      echoStore({ groupCommit, referencedArtifacts, schedules, webhooks, stats }),
+    );
+    expect(withThem.stats).toBe(stats);
     expect(withThem.groupCommit).toBe(groupCommit);
     expect(withThem.schedules).toBe(schedules);
     expect(withThem.webhooks).toBe(webhooks);
@@ -96,6 +100,7 @@ describe("StoreDelegate", () => {
       "schedules",
       "webhooks",
       "messageQueue",
+      "stats",
       "referencedArtifacts",
     ])
       expect(key in without).toBe(false);

@@ -27,6 +27,7 @@ import type {
 import type { RunStoreCapabilities, RunStoreV1, SubmitHooks } from "../contract/run-store.js";
 import type { SchedulesV1 } from "../contract/schedules.js";
 import type { SignalsV1 } from "../contract/signals.js";
+import type { StoreStatsV1 } from "../contract/stats.js";
 import type { WebhooksV1 } from "../contract/webhooks.js";
 
 /**
@@ -45,6 +46,7 @@ export class StoreDelegate implements RunStoreV1 {
   declare readonly schedules?: SchedulesV1;
   declare readonly webhooks?: WebhooksV1;
   declare readonly messageQueue?: MessageQueueV1;
+  declare readonly stats?: StoreStatsV1;
 
   constructor(protected readonly inner: RunStoreV1) {
     const {
@@ -58,6 +60,7 @@ export class StoreDelegate implements RunStoreV1 {
       schedules,
       webhooks,
       messageQueue,
+      stats,
     } = inner;
     if (referencedArtifacts)
       this.referencedArtifacts = (tenantId) => referencedArtifacts.call(inner, tenantId);
@@ -70,6 +73,7 @@ export class StoreDelegate implements RunStoreV1 {
     if (schedules) this.schedules = schedules;
     if (webhooks) this.webhooks = webhooks;
     if (messageQueue) this.messageQueue = messageQueue;
+    if (stats) this.stats = stats;
   }
 
   get name(): string {
