@@ -210,7 +210,12 @@ async function liveCall(
   effectId = current.id;
   if (!begun.created) {
     const known = await judge(attempt, current, at);
-    if (known) return finish(known);
+    if (known) {
+      // A recorded outcome (a keyed success, an operator's resolution) stands in for the call.
+      if (current.status === "succeeded" || current.status === "failed")
+        d.observed?.note({ replayed: "effect_ledger" });
+      return finish(known);
+    }
     current = await attempt.write(() => store.dispatchEffect(fence, current.id));
   }
 
