@@ -192,8 +192,17 @@ export const configSchema = z.object({
   OPENRATH_LOG_LEVEL: z
     .enum(["debug", "info", "warn", "error", "silent"])
     .default("info")
-    .describe("The worker's structured log level (JSON lines on standard error).")
+    .describe(
+      "The level of the structured logs of `serve` and `worker` (the server's requests, the worker's events, the steps' `ctx.logger` lines) on standard error.",
+    )
     .meta({ example: "warn" }),
+  OPENRATH_LOG_FORMAT: z
+    .enum(["auto", "json", "pretty"])
+    .default("auto")
+    .describe(
+      "How `serve` and `worker` write their logs: one JSON object per line (`json`), coloured lines for reading (`pretty`), or pretty on a terminal and JSON otherwise (`auto`).",
+    )
+    .meta({ example: "json" }),
 });
 
 /** `--state`, else OPENRATH_STATE, resolved against where the command runs. */

@@ -1,6 +1,5 @@
 import { PGlite } from "@electric-sql/pglite";
 import { Agent, ScriptedProvider, Session } from "@openrath/core";
-import { openrathMetrics } from "@openrath/otel";
 import { createDurableRuntime, defineWorkflow, RUN_STATUSES } from "@openrath/runtime-durable";
 import { pgliteStore } from "@openrath/store-postgres";
 import { afterAll, describe, expect, it } from "vitest";
@@ -36,11 +35,8 @@ describe("GET /metrics", () => {
     const pg = await db;
     const store = await pgliteStore({ db: pg, schema: "metrics_route" });
     const runtime = createDurableRuntime({ store });
-    const registry = prometheusRegistry();
-    const metrics = openrathMetrics({
-      meter: registry.meter,
-      prices: { "scripted-model": { input: 3, output: 15 } },
-    });
+    const registry = prometheusRegistry({ prices: { "scripted-model": { input: 3, output: 15 } } });
+    const metrics = registry.openrath;
     const agent = new Agent({
       name: "writer",
       provider: new ScriptedProvider(() => ({

@@ -1,8 +1,10 @@
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { OpenRathError } from "@openrath/core";
 import type { DurableRuntime } from "@openrath/runtime-durable";
-import type { AuthOptions } from "@openrath/server";
+import type { AuthOptions, PrometheusRegistry } from "@openrath/server";
+import type { Logger } from "pino";
 import { type Config, readConfig, stateDir } from "../config.js";
 import { UsageError } from "../internal/args.js";
 import type { Command, CommandContext } from "../internal/command.js";
@@ -64,13 +66,47 @@ function positiveInt(value: string | true | undefined, name: string, fallback: n
   return n;
 }
 
-/** The worker of `serve` and `worker`, as the configuration sets it. */
-function workerOptions(config: Config, concurrency: number) {
+/** The worker of `serve` and `worker`, as the configuration sets it, logging to `logger`. */
+async function workerOptions(
+  config: Config,
+  concurrency: number,
+  logger: Logger,
+  metrics?: PrometheusRegistry["openrath"],
+) {
+  const { workerLogOf } = await import("@openrath/server");
   return {
     concurrency,
     leaseMs: config.OPENRATH_WORKER_LEASE_MS,
     jobs: { webhooks: { allowInternalTargets: config.OPENRATH_WEBHOOKS_ALLOW_INTERNAL } },
+    log: workerLogOf(logger),
+    ...(metrics ? { middleware: metrics.middleware, observer: metrics.worker } : {}),
   };
+}
+
+/**
+ * The process's logger: pino at OPENRATH_LOG_LEVEL on standard error, one JSON object per line, or
+ * pino-pretty's coloured lines (OPENRATH_LOG_FORMAT `pretty`, or `auto` on a terminal).
+ */
+async function processLogger(ctx: CommandContext, config: Config, name: string): Promise<Logger> {
+  const { serverLogger } = await import("@openrath/server");
+  const pretty =
+    config.OPENRATH_LOG_FORMAT === "pretty" ||
+    (config.OPENRATH_LOG_FORMAT === "auto" && ctx.stderr.isTTY === true);
+  const stderr = new Writable({
+    write(chunk, _encoding, done) {
+      ctx.stderr.write(String(chunk));
+      done();
+    },
+  });
+  if (pretty) {
+    const { default: prettyStream } = await import("pino-pretty");
+    return serverLogger({
+      level: config.OPENRATH_LOG_LEVEL,
+      base: { name },
+      destination: prettyStream({ colorize: ctx.stderr.isTTY === true, destination: stderr, sync: true }),
+    });
+  }
+  return serverLogger({ level: config.OPENRATH_LOG_LEVEL, base: { name }, destination: stderr });
 }
 
 /** The server's auth options for a mode, with the JWT settings from the configuration. */
@@ -158,7 +194,7 @@ export const serveCommand: Command = {
       (config.DATABASE_URL || !LOOPBACK.has(host) ? "tokens" : "local");
     if (auth === "local" && !LOOPBACK.has(host))
       throw new UsageError("--auth local serves a loopback host only; use --auth tokens");
-    const { createServer } = await import("@openrath/server");
+    const { createServer, prometheusRegistry } = await import("@openrath/server");
     const { createDurableRuntime } = await import("@openrath/runtime-durable");
     const signal = stopSignal();
     const backends = await openBackends(ctx, config, options, "serve");
@@ -166,13 +202,20 @@ export const serveCommand: Command = {
       store: backends.store,
       ...(backends.signals ? { signals: backends.signals } : {}),
     });
+    const logger = await processLogger(ctx, config, "openrath-serve");
+    // One registry: the server's /metrics shows the store's counts and this process's worker.
+    const registry = prometheusRegistry();
     try {
       const names = await registerWorkflows(ctx, config, runtime, options);
-      const worker = options["no-worker"] ? undefined : runtime.worker(workerOptions(config, concurrency));
+      const worker = options["no-worker"]
+        ? undefined
+        : runtime.worker(await workerOptions(config, concurrency, logger, registry.openrath));
       await worker?.start();
       const app = await createServer({
         runtime,
         host,
+        logger,
+        metrics: { registry },
         ...(backends.artifacts ? { artifacts: backends.artifacts } : {}),
         ...(backends.memory ? { memory: backends.memory } : {}),
         auth: authOptions(String(auth), config),
@@ -204,6 +247,8 @@ export const serveCommand: Command = {
       signal.dispose();
       await runtime.close();
       await backends.close();
+      await registry.shutdown();
+      logger.flush();
     }
   },
 };
@@ -227,13 +272,14 @@ export const workerCommand: Command = {
     const { createDurableRuntime } = await import("@openrath/runtime-durable");
     const signal = stopSignal();
     const backends = await openBackends(ctx, config, options, "worker");
+    const logger = await processLogger(ctx, config, "openrath-worker");
     const runtime = createDurableRuntime({
       store: await workerHealth(ctx, config, backends.store),
       ...(backends.signals ? { signals: backends.signals } : {}),
     });
     try {
       const names = await registerWorkflows(ctx, config, runtime, options);
-      const worker = runtime.worker(workerOptions(config, concurrency));
+      const worker = runtime.worker(await workerOptions(config, concurrency, logger));
       await worker.start();
       ctx.stderr.write(
         [
@@ -248,6 +294,7 @@ export const workerCommand: Command = {
     } finally {
       signal.dispose();
       await runtime.close();
+      logger.flush();
     }
   },
 };

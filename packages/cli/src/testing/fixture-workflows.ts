@@ -24,3 +24,17 @@ export const ticker = defineWorkflow("ticker")
   .step("one", ticks("one"), { entry: true, next: "two" })
   .step("two", ticks("two"), { next: "three" })
   .step("three", ticks("three"));
+
+/** Logs through the step's logger, with a content field the logs must redact. */
+export const talker = defineWorkflow("talker").step(
+  "answer",
+  async (session: Session, ctx: StepContext) => {
+    ctx.logger.info("drafting the answer", {
+      chunks: session.chunks.length,
+      content: "PLANTED-CONTENT-7f3a",
+    });
+    ctx.logger.debug("a debug detail", { step: ctx.stepId });
+    return session.append({ kind: "assistant", content: "hello from talker" });
+  },
+  { entry: true },
+);

@@ -1,4 +1,4 @@
-import { openrathMetrics } from "@openrath/otel";
+import { type OpenRathMetrics, type OpenRathMetricsOptions, openrathMetrics } from "@openrath/otel";
 import type { RunStoreV1 } from "@openrath/runtime-durable";
 import type { Meter } from "@opentelemetry/api";
 import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
@@ -17,20 +17,27 @@ export interface PrometheusRegistry {
   readonly meterProvider: MeterProvider;
   /** The meter OpenRath's instruments go on. */
   readonly meter: Meter;
+  /**
+   * OpenRath's instruments on {@link meter}: give a worker in this process its `middleware` and
+   * `worker` observer; the server observes the store through it.
+   */
+  readonly openrath: OpenRathMetrics;
   /** Collects every instrument once (observable gauges read then) and serializes the result. */
   scrape(): Promise<string>;
   /** Shuts the provider down; later scrapes are empty. */
   shutdown(): Promise<void>;
 }
 
-/** Makes a {@link PrometheusRegistry}. */
-export function prometheusRegistry(): PrometheusRegistry {
+/** Makes a {@link PrometheusRegistry} (`options`: the price table for `openrath.cost`). */
+export function prometheusRegistry(options: Pick<OpenRathMetricsOptions, "prices"> = {}): PrometheusRegistry {
   const exporter = new PrometheusExporter({ preventServerStart: true });
   const meterProvider = new MeterProvider({ readers: [exporter] });
   const serializer = new PrometheusSerializer();
+  const meter = meterProvider.getMeter("@openrath/server");
   return {
     meterProvider,
-    meter: meterProvider.getMeter("@openrath/server"),
+    meter,
+    openrath: openrathMetrics({ ...options, meter }),
     async scrape() {
       const { resourceMetrics } = await exporter.collect();
       return serializer.serialize(resourceMetrics);
@@ -63,10 +70,7 @@ export const metricsRoutes =
   (store: RunStoreV1, options: ServerMetricsOptions): FastifyPluginAsyncZod =>
   async (app) => {
     const registry = options.registry ?? prometheusRegistry();
-    const unobserve =
-      options.observeStore === false
-        ? () => {}
-        : openrathMetrics({ meter: registry.meter }).observeStore(store);
+    const unobserve = options.observeStore === false ? () => {} : registry.openrath.observeStore(store);
     app.addHook("onClose", async () => {
       unobserve();
       if (options.registry === undefined) await registry.shutdown();
