@@ -1,7 +1,6 @@
 import type { LineageGraphNode } from "@openrath/core";
+import { type LineageViewData, mergeSides, nodeKindOf, type ViewChunk } from "@openrath/lineage-view";
 import type { ReactNode } from "react";
-import { type LineageViewData, mergeSides, type ViewChunk } from "./lineage-data.js";
-import { nodeKindOf } from "./node-kinds.js";
 
 interface ChunkPanelProps {
   readonly data: LineageViewData;

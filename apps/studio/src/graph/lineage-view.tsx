@@ -1,5 +1,13 @@
 import type { LineageGraphNode } from "@openrath/core";
 import {
+  allPaths,
+  haystack,
+  type LineageViewData,
+  NODE_KINDS,
+  nodeKindOf,
+  nodeShapePath,
+} from "@openrath/lineage-view";
+import {
   Background,
   Controls,
   type Edge,
@@ -16,10 +24,8 @@ import {
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ChunkPanel } from "./chunk-panel.js";
 import { layoutLineage, NODE_HEIGHT, NODE_WIDTH, type Placed } from "./layout.js";
-import { allPaths, haystack, type LineageViewData } from "./lineage-data.js";
-import { NODE_KINDS, nodeKindOf, nodeShapePath } from "./node-kinds.js";
 
-export type { LineageViewData, ViewChunk } from "./lineage-data.js";
+export type { LineageViewData, ViewChunk } from "@openrath/lineage-view";
 
 /** Options of {@link LineageView}. */
 export interface LineageViewProps {

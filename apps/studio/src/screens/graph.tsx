@@ -1,8 +1,8 @@
 import type { LineageGraphNode } from "@openrath/core";
+import { lineageFromSessions, type SessionJsonLike } from "@openrath/lineage-view";
 import { useQuery } from "@tanstack/react-query";
 import { describeError, useClient } from "../api.js";
 import { shortId } from "../format.js";
-import { lineageFromSessions, type SessionJsonLike } from "../graph/lineage-data.js";
 import { LineageView } from "../graph/lineage-view.js";
 import { href } from "../router.js";
 

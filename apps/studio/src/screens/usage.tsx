@@ -1,7 +1,7 @@
+import type { ViewChunk } from "@openrath/lineage-view";
 import { useQuery } from "@tanstack/react-query";
 import { useClient } from "../api.js";
 import { shortId, tokens } from "../format.js";
-import type { ViewChunk } from "../graph/lineage-data.js";
 import { href } from "../router.js";
 import { useRunLineage } from "./graph.js";
 

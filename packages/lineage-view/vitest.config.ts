@@ -1,0 +1,3 @@
+import { packageProject } from "../../tooling/vitest.shared.js";
+
+export default packageProject("lineage-view");
