@@ -1,5 +1,10 @@
 import type { CallHooks, RunObserver } from "@openrath/core";
-import type { StepMiddleware, TraceContext, TraceSubmission } from "@openrath/runtime-durable";
+import type {
+  StepMiddleware,
+  TraceContext,
+  TraceSubmission,
+  WorkerObserver,
+} from "@openrath/runtime-durable";
 import type { Meter, Tracer } from "@opentelemetry/api";
 import { type OpenRathMetrics, openrathMetrics } from "./metrics/index.js";
 import { openrathTracing } from "./tracing/openrath-tracing.js";
@@ -34,11 +39,22 @@ export interface OpenRathTelemetry {
    */
   readonly runOptions: { readonly observer: RunObserver; readonly calls: CallHooks };
   /**
-   * The durable runtime's options: `createDurableRuntime({ store, ...telemetry.runtime })`.
+   * The durable runtime's options: `createDurableRuntime({ store, ...telemetry.runtime })`. Its
+   * middleware runs outside the step journal, so it holds the tracing only; the metrics go on
+   * the worker ({@link worker}).
    */
   readonly runtime: {
     readonly middleware: readonly StepMiddleware[];
     readonly traceSubmit: (submission: TraceSubmission) => TraceContext | undefined;
+  };
+  /**
+   * A worker's options: `runtime.worker({ ...telemetry.worker })`. The metrics' step middleware
+   * (inside the journal, where it tells journal hits from live calls) and the worker observer
+   * (claims, leases, reclaims).
+   */
+  readonly worker: {
+    readonly middleware: readonly StepMiddleware[];
+    readonly observer: WorkerObserver;
   };
   /** The metrics part (store gauges: `telemetry.metrics.observeStore(store)`). */
   readonly metrics: OpenRathMetrics;
@@ -53,6 +69,7 @@ export interface OpenRathTelemetry {
  * import { openrathTelemetry } from "@openrath/otel";
  * const telemetry = openrathTelemetry();
  * const runtime = createDurableRuntime({ store, ...telemetry.runtime });
+ * await runtime.worker({ ...telemetry.worker }).start();
  * await agent.run(session, telemetry.runOptions); // outside a durable step
  * ```
  */
@@ -69,7 +86,8 @@ export function openrathTelemetry(options: OpenRathTelemetryOptions = {}): OpenR
     observer: tracing.observer,
     calls: metrics.calls,
     runOptions: { observer: tracing.observer, calls: metrics.calls },
-    runtime: { middleware, traceSubmit: tracing.traceSubmit },
+    runtime: { middleware: [tracing.middleware], traceSubmit: tracing.traceSubmit },
+    worker: { middleware: metrics.middleware, observer: metrics.worker },
     metrics,
   };
 }

@@ -10,6 +10,7 @@ import {
   type ResourceMetrics,
 } from "@opentelemetry/sdk-metrics";
 import { afterAll, describe, expect, it } from "vitest";
+import { openrathTelemetry } from "../telemetry.js";
 import { METRIC_ATTRIBUTES as A, METRIC_NAMES as M, openrathMetrics } from "./index.js";
 
 /** A reader collected on demand: each `collect()` is one collection, as a scrape is. */
@@ -200,6 +201,48 @@ describe("openrathMetrics on a PGlite store", () => {
     }, "the expired lease to be counted");
     const { resourceMetrics } = await reader.collect();
     expect(sum(resourceMetrics, M.runsClaimed)).toBe(1);
+    await worker.stop();
+    await runtime.close();
+    await provider.shutdown();
+    await store.close();
+  });
+
+  it("through openrathTelemetry (runtime and worker options) the journal hits and live tokens are told apart", async () => {
+    const store = await pgliteStore({ db: await db, schema: "metrics_3" });
+    const reader = new OnDemandReader();
+    const provider = new MeterProvider({ readers: [reader] });
+    const telemetry = openrathTelemetry({ meter: provider.getMeter("test") });
+    const runtime = createDurableRuntime({ store, ...telemetry.runtime });
+    const agent = new Agent({
+      name: "writer",
+      provider: new ScriptedProvider(() => ({
+        text: "ok",
+        model: "m1",
+        usage: { promptTokens: 7, completionTokens: 3 },
+      })),
+    });
+    let failOnce = true;
+    const flow = defineWorkflow("composed").step(
+      "write",
+      async (session, ctx) => {
+        const out = await agent.run(session, ctx);
+        if (failOnce) {
+          failOnce = false;
+          throw new Error("fails once");
+        }
+        return out;
+      },
+      { entry: true, retry: { maxAttempts: 2, baseMs: 1, maxMs: 5 } },
+    );
+    await runtime.register(flow);
+    const worker = runtime.worker({ ...telemetry.worker, log: () => {} });
+    await worker.start();
+    const run = await runtime.submit("composed", Session.fromUserMessage("go"));
+    await runtime.result(run.id);
+    const { resourceMetrics } = await reader.collect();
+    expect(sum(resourceMetrics, M.journalHits, { [A.workflow]: "composed", [A.kind]: "model" })).toBe(1);
+    expect(sum(resourceMetrics, M.tokens, { [A.workflow]: "composed", [A.tokenType]: "input" })).toBe(7);
+    expect(sum(resourceMetrics, M.stepDuration, { [A.workflow]: "composed" })).toBe(2);
     await worker.stop();
     await runtime.close();
     await provider.shutdown();
