@@ -26,16 +26,18 @@ const ROOT = join(import.meta.dirname, "..", "..");
 const POSTGRES_URL = process.env.OPENRATH_TEST_POSTGRES_URL;
 const POSTGRES_BIN = process.env.OPENRATH_TEST_POSTGRES_BIN;
 const dockerAnswers = spawnSync("docker", ["version"], { stdio: "ignore", timeout: 10_000 }).status === 0;
-const available = dockerAnswers && POSTGRES_URL !== undefined && process.platform === "linux";
+const available =
+  dockerAnswers && POSTGRES_URL !== undefined && POSTGRES_BIN !== undefined && process.platform === "linux";
 if (!available && process.env.OPENRATH_REQUIRE_SERVICES && process.env.OPENRATH_REQUIRE_SERVICES !== "0") {
   throw new Error(
-    "the image test needs a Docker engine and OPENRATH_TEST_POSTGRES_URL (tooling/scripts/services.mjs)",
+    "the image test needs a Docker engine and OPENRATH_TEST_POSTGRES_URL and _BIN (tooling/scripts/services.mjs)",
   );
 }
 
 const id = randomUUID().slice(0, 8);
 const IMAGE = `openrath-test/openrath:${id}`;
 const SCHEMA = `deploy_image_${id}`;
+const ROLE = `deploy_image_runtime_${id}`;
 const containers: string[] = [];
 const scratch: string[] = [];
 
@@ -142,6 +144,13 @@ function dockerRunArgs(name: string, env: Record<string, string>, mounts: string
   ];
 }
 
+/** Runs one SQL statement on the test PostgreSQL as its superuser. */
+function psql(statement: string) {
+  return spawnSync(join(POSTGRES_BIN ?? "", "psql"), [POSTGRES_URL ?? "", "-qc", statement], {
+    encoding: "utf8",
+  });
+}
+
 function docker(args: string[], timeout = 120_000) {
   return spawnSync("docker", args, { encoding: "utf8", timeout });
 }
@@ -173,10 +182,9 @@ describe.skipIf(!available)("the container image (imported from a root filesyste
     for (const name of containers) docker(["rm", "-f", name]);
     docker(["rmi", "-f", IMAGE]);
     for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
-    if (POSTGRES_URL && POSTGRES_BIN)
-      spawnSync(join(POSTGRES_BIN, "psql"), [POSTGRES_URL, "-c", `drop schema if exists ${SCHEMA} cascade`], {
-        stdio: "ignore",
-      });
+    psql(`drop schema if exists ${SCHEMA} cascade`);
+    psql(`drop owned by ${ROLE}`);
+    psql(`drop role if exists ${ROLE}`);
   });
 
   it("runs as user 65532 with the OCI labels, and has no shell to run", () => {
@@ -194,7 +202,7 @@ describe.skipIf(!available)("the container image (imported from a root filesyste
     }
   });
 
-  it("runs migrate (and the migrate Job's command), then the API (serve --no-worker) and a worker, read-only and without capabilities; compose's health checks pass inside them; a run submitted over HTTP succeeds, and both stop on SIGTERM with exit 0", async () => {
+  it("runs migrate, the migrate Job's openrath-migrate --grant to a runtime role, then as that role the API (serve --no-worker) and a worker, read-only and without capabilities; compose's health checks pass inside them; a run submitted over HTTP succeeds, and both stop on SIGTERM with exit 0", async () => {
     const url = POSTGRES_URL ?? "";
     const port = await freePort();
     const healthPort = await freePort();
@@ -213,31 +221,43 @@ describe.skipIf(!available)("the container image (imported from a root filesyste
     const env = { DATABASE_URL: url, OPENRATH_DB_SCHEMA: SCHEMA, OPENRATH_LOG_LEVEL: "warn" };
     const mounts = [`${workflows}:/app/workflows:ro`];
 
+    // compose's migrate, as the schema's owner.
     const migrate = docker([...dockerRunArgs(`openrath-migrate-${id}`, env), IMAGE, "migrate"]);
     expect(migrate.status, migrate.stderr).toBe(0);
     expect(migrate.stdout).toContain("the schema is up to date");
-    const check = docker([...dockerRunArgs(`openrath-check-${id}`, env), IMAGE, "migrate", "--check"]);
-    expect(check.status, check.stderr).toBe(0);
 
-    // The Kubernetes migrate Job's command (openrath-migrate, shipped in the image), as --check.
+    // The Kubernetes migrate Job's command and arguments (openrath-migrate --grant, shipped in the
+    // image), as the owner; then everything else as the runtime role it granted row rights to.
+    psql(`create role ${ROLE} login`);
     const job = parseAllDocuments(
       readFileSync(join(ROOT, "deploy", "kubernetes", "base", "migrate-job.yaml"), "utf8"),
     )
       .map((doc) => doc.toJS())
       .find((doc) => doc.kind === "Job");
-    const [entry, ...jobCommand] = job.spec.template.spec.containers[0].command as string[];
-    const jobCheck = docker([
+    const container = job.spec.template.spec.containers[0] as { command: string[]; args: string[] };
+    const [entry, ...jobCommand] = container.command;
+    const granted = docker([
       ...dockerRunArgs(`openrath-job-${id}`, { OPENRATH_DATABASE_URL: url, OPENRATH_DB_SCHEMA: SCHEMA }),
       "--entrypoint",
       entry as string,
       IMAGE,
       ...jobCommand,
-      "--check",
+      ...container.args.map((arg) => arg.replace("$(OPENRATH_RUNTIME_ROLE)", ROLE)),
     ]);
-    expect(jobCheck.status, jobCheck.stderr).toBe(0);
+    expect(granted.status, granted.stderr).toBe(0);
+    expect(`${granted.stdout}${granted.stderr}`).toContain(
+      `granted row access on schema "${SCHEMA}" to ${ROLE}`,
+    );
+    const runtimeUrl = new URL(url);
+    runtimeUrl.username = ROLE;
+    runtimeUrl.password = "";
+    const runtimeEnv = { ...env, DATABASE_URL: runtimeUrl.href };
+    // The Deployments' init container, as the runtime role.
+    const check = docker([...dockerRunArgs(`openrath-check-${id}`, runtimeEnv), IMAGE, "migrate", "--check"]);
+    expect(check.status, check.stderr).toBe(0);
 
     const made = docker([
-      ...dockerRunArgs(`openrath-token-${id}`, env),
+      ...dockerRunArgs(`openrath-token-${id}`, runtimeEnv),
       IMAGE,
       "tokens",
       "create",
@@ -251,7 +271,7 @@ describe.skipIf(!available)("the container image (imported from a root filesyste
 
     const api = `openrath-api-${id}`;
     const started = docker([
-      ...dockerRunArgs(api, { ...env, PORT: String(port), OPENRATH_HOST: "127.0.0.1" }, mounts),
+      ...dockerRunArgs(api, { ...runtimeEnv, PORT: String(port), OPENRATH_HOST: "127.0.0.1" }, mounts),
       "-d",
       IMAGE,
       "serve",
@@ -264,7 +284,7 @@ describe.skipIf(!available)("the container image (imported from a root filesyste
     const startedWorker = docker([
       ...dockerRunArgs(
         worker,
-        { ...env, OPENRATH_HOST: "127.0.0.1", OPENRATH_WORKER_HEALTH_PORT: String(healthPort) },
+        { ...runtimeEnv, OPENRATH_HOST: "127.0.0.1", OPENRATH_WORKER_HEALTH_PORT: String(healthPort) },
         mounts,
       ),
       "-d",
