@@ -33,6 +33,8 @@ function openrathSync(args: string[], env: Record<string, string>) {
   return result.stdout;
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -261,6 +263,12 @@ describe.skipIf(!check.available)(
       await expect(merged.locator(".merge-sides .chunk").count()).resolves.toBeGreaterThan(0);
       await shot("06-graph-merge");
 
+      // Keyboard: a focused node opens with Enter.
+      const leaf = page.locator('.react-flow__node:has(.lineage-node[data-op="leaf_user"])');
+      await leaf.focus();
+      await page.keyboard.press("Enter");
+      await expect(panel.locator("h2").first().textContent()).resolves.toBe("Session.fromUserMessage");
+
       await page.getByLabel("Search chunks").fill("The longest word is");
       await page.locator(".search-status", { hasText: "1 of" }).waitFor();
       const onPath = await page.locator(".lineage-node.on-path").count();
@@ -307,6 +315,36 @@ describe.skipIf(!check.available)(
       await shot("10-review-done");
     });
 
+    it("answers an input interrupt through the form its JSON Schema generates", async () => {
+      const created = await api("/v1/runs", {
+        method: "POST",
+        body: { assistant: "intake", input: "order 7" },
+      });
+      const runId = created.body.id as string;
+      await page.goto(`${base}/studio/#/inbox`);
+      const card = page
+        .locator("article[data-interrupt-id]")
+        .filter({ hasText: "How should the order ship?" });
+      await card.waitFor({ timeout: 30_000 });
+      const respond = card.getByRole("button", { name: "Respond" });
+      // Required fields first: the form will not send without them.
+      await expect(respond.isDisabled()).resolves.toBe(true);
+      await card.getByLabel("carrier *").selectOption("courier");
+      await card.getByLabel("days *").fill("3");
+      await card.getByLabel("insured").check();
+      await shot("11-inbox-form");
+      await respond.click();
+      await page.getByRole("status").filter({ hasText: "Decided (respond)" }).waitFor();
+      let status = "";
+      while (status !== "succeeded") {
+        await sleep(100);
+        status = (await api(`/v1/runs/${runId}`)).body.status as string;
+      }
+      const session = await api(`/v1/runs/${runId}/session`);
+      const chunks = session.body.chunks as { content?: string }[];
+      expect(chunks.at(-1)?.content).toBe('Shipping: {"carrier":"courier","days":3,"insured":true}');
+    });
+
     it("puts a send cut off mid-call under review after a restart, and resolves it there", async () => {
       const created = await api("/v1/runs", {
         method: "POST",
@@ -320,7 +358,7 @@ describe.skipIf(!check.available)(
       const card = page.locator(`article[data-effect-id]`).filter({ hasText: "send_invoice" });
       await card.first().waitFor({ timeout: 60_000 });
       await expect(card.first().textContent()).resolves.toContain("ana@example.com");
-      await shot("11-effects");
+      await shot("12-effects");
       await card.first().getByLabel("Reason").fill("the provider's log shows no send");
       await card
         .first()
@@ -341,7 +379,7 @@ describe.skipIf(!check.available)(
       await page.goto(`${base}/studio/#/runs`);
       await page.getByText("No runs match.").waitFor();
       await expect(page.locator("tr[data-run-id]").count()).resolves.toBe(0);
-      await shot("12-other-tenant");
+      await shot("13-other-tenant");
       await page.goto(`${base}/studio/#/inbox`);
       await page.getByText("Nothing waits for a decision.").waitFor();
       await page.goto(`${base}/studio/#/effects`);

@@ -1,4 +1,3 @@
-import type { LineageGraphNode } from "@openrath/core";
 import { lineageFromSessions, type SessionJsonLike } from "@openrath/lineage-view";
 import { useQuery } from "@tanstack/react-query";
 import { describeError, useClient } from "../api.js";
@@ -26,11 +25,6 @@ export function useRunLineage(runId: string | undefined) {
   });
 }
 
-const traceUrl = (node: LineageGraphNode) => {
-  const trace = node.extras["trace.id"];
-  return typeof trace === "string" ? `/traces/${encodeURIComponent(trace)}` : undefined;
-};
-
 export function GraphScreen({ runId }: { runId: string }) {
   const lineage = useRunLineage(runId);
   return (
@@ -50,11 +44,7 @@ export function GraphScreen({ runId }: { runId: string }) {
           {describeError(lineage.error)}
         </p>
       ) : null}
-      {lineage.data ? (
-        <LineageView data={lineage.data.data} traceUrl={traceUrl} />
-      ) : (
-        <p className="muted">Loading…</p>
-      )}
+      {lineage.data ? <LineageView data={lineage.data.data} /> : <p className="muted">Loading…</p>}
     </section>
   );
 }

@@ -58,3 +58,30 @@ const mailerAgent = new Agent({
 export const mailer = defineWorkflow("mailer").step("send", (session, ctx) => mailerAgent.run(session, ctx), {
   entry: true,
 });
+
+/** Asks the operator for a shipping choice through a form: an input with a JSON Schema. */
+export const intake = defineWorkflow("intake").step(
+  "ask",
+  async (session, ctx) => {
+    const decision = await ctx.interrupt({
+      kind: "input",
+      request: { question: "How should the order ship?" },
+      schema: {
+        type: "object",
+        properties: {
+          carrier: { type: "string", enum: ["post", "courier"] },
+          days: { type: "integer", description: "Days until it must arrive" },
+          insured: { type: "boolean" },
+        },
+        required: ["carrier", "days"],
+        additionalProperties: false,
+      },
+    });
+    return session.append({
+      kind: "assistant",
+      author: "intake",
+      content: `Shipping: ${JSON.stringify(decision.payload)}`,
+    });
+  },
+  { entry: true },
+);
