@@ -25,19 +25,18 @@ export async function layoutLineage(
     elk = new Elk();
   }
   const ids = new Set(nodes.map((n) => n.id));
-  const result = await elk.layout({
+  const large = nodes.length > 40;
+  const graph = (options: Record<string, string>) => ({
     id: "root",
     layoutOptions: {
       "elk.algorithm": "layered",
       "elk.direction": "RIGHT",
       "elk.layered.spacing.nodeNodeBetweenLayers": "56",
       "elk.spacing.nodeNode": "22",
-      "elk.layered.nodePlacement.strategy": "NETWORK_SIMPLEX",
       "elk.layered.crossingMinimization.strategy": "LAYER_SWEEP",
-      "elk.edgeRouting": "SPLINES",
-      // A long chain wraps into rows near the window's shape, so it opens readable when fitted.
-      "elk.layered.wrapping.strategy": "MULTI_EDGE",
-      "elk.aspectRatio": aspectRatio.toFixed(2),
+      // React Flow draws the edges itself; ELK's cheapest routing is enough for node spacing.
+      "elk.edgeRouting": "POLYLINE",
+      ...options,
     },
     children: nodes.map((n) => ({ id: n.id, width: NODE_WIDTH, height: NODE_HEIGHT })),
     edges: nodes.flatMap((n) =>
@@ -46,6 +45,22 @@ export async function layoutLineage(
         .map((p, i) => ({ id: `${p}->${n.id}#${i}`, sources: [p], targets: [n.id] })),
     ),
   });
+  let result: Awaited<ReturnType<typeof elk.layout>>;
+  try {
+    result = await elk.layout(
+      graph({
+        // Network simplex places nodes best but grows steeply; past a few hundred nodes (and on
+        // deep chains, where it overflows the stack) Brandes-Koepf.
+        "elk.layered.nodePlacement.strategy": large ? "BRANDES_KOEPF" : "NETWORK_SIMPLEX",
+        // A long chain wraps into rows near the window's shape, so it opens readable when fitted.
+        "elk.layered.wrapping.strategy": "MULTI_EDGE",
+        "elk.aspectRatio": aspectRatio.toFixed(2),
+      }),
+    );
+  } catch {
+    // The wrapping pass recurses per layer; a graph too deep for it is laid out unwrapped.
+    result = await elk.layout(graph({ "elk.layered.nodePlacement.strategy": "BRANDES_KOEPF" }));
+  }
   const out = new Map<string, Placed>();
   for (const child of result.children ?? []) out.set(child.id, { x: child.x ?? 0, y: child.y ?? 0 });
   return out;
