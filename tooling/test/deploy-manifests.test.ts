@@ -207,10 +207,18 @@ describe("deploy/kubernetes/base", () => {
     const deny = named("NetworkPolicy", "default-deny").spec;
     expect(deny).toEqual({ podSelector: {}, policyTypes: ["Ingress", "Egress"] });
     const ingress = byKind("NetworkPolicy").filter((p) => p.spec.policyTypes.includes("Ingress"));
-    expect(ingress.map((p) => p.metadata.name).sort()).toEqual(["api-ingress", "default-deny"]);
-    expect(named("NetworkPolicy", "api-ingress").spec.ingress[0].ports).toEqual([
-      { protocol: "TCP", port: 8787 },
+    expect(ingress.map((p) => p.metadata.name).sort()).toEqual([
+      "api-ingress",
+      "api-metrics-scrape",
+      "default-deny",
     ]);
+    for (const name of ["api-ingress", "api-metrics-scrape"]) {
+      const policy = named("NetworkPolicy", name).spec;
+      expect(policy.podSelector.matchLabels["app.kubernetes.io/component"]).toBe("api");
+      expect(policy.ingress.flatMap((rule: { ports: unknown[] }) => rule.ports)).toEqual([
+        { protocol: "TCP", port: 8787 },
+      ]);
+    }
     // No egress rule reaches link-local (cloud metadata) addresses.
     for (const policy of byKind("NetworkPolicy")) {
       for (const rule of policy.spec.egress ?? []) {
