@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -32,6 +32,17 @@ function openrathSync(args: string[], env: Record<string, string>) {
   if (result.status !== 0) throw new Error(`openrath ${args.join(" ")}: ${result.stderr}`);
   return result.stdout;
 }
+
+/** The newest modification time of the files under `dir`. */
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+const builtAt = (file: string) => (existsSync(file) ? statSync(file).mtimeMs : 0);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -107,12 +118,21 @@ describe.skipIf(!check.available)(
     const shot = (name: string) => page.screenshot({ path: join(RESULTS, `${name}.png`) });
 
     beforeAll(async () => {
-      // The assets under test are this checkout's: build them (a few seconds) rather than trust a stale dist.
-      const built = spawnSync("pnpm", ["exec", "vite", "build", "--logLevel", "warn"], {
-        cwd: APP,
-        encoding: "utf8",
-      });
-      if (built.status !== 0) throw new Error(`vite build failed: ${built.stderr}`);
+      // The assets under test are this checkout's: rebuilt when a source is newer than the build
+      // (the test command builds first, so a full run never rebuilds under the other projects).
+      const sources = Math.max(
+        newestMtime(join(APP, "src")),
+        newestMtime(join(APP, "..", "..", "packages", "lineage-view", "src")),
+        builtAt(join(APP, "index.html")),
+        builtAt(join(APP, "vite.config.ts")),
+      );
+      if (sources > builtAt(join(APP, "dist", "index.html"))) {
+        const built = spawnSync("pnpm", ["exec", "vite", "build", "--logLevel", "warn"], {
+          cwd: APP,
+          encoding: "utf8",
+        });
+        if (built.status !== 0) throw new Error(`vite build failed: ${built.stderr}`);
+      }
       await mkdir(RESULTS, { recursive: true });
       dir = await mkdtemp(join(tmpdir(), "openrath-studio-"));
       state = join(dir, "state");
