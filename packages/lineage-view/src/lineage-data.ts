@@ -170,13 +170,21 @@ export function allPaths(graph: LineageGraph, from: string, to: string | null) {
   const down = new Set<string>([from]);
   const queue = [from];
   while (queue.length > 0) {
-    for (const c of kids.get(queue.shift()!) ?? []) if (!down.has(c)) down.add(c), queue.push(c);
+    for (const c of kids.get(queue.shift()!) ?? []) {
+      if (down.has(c)) continue;
+      down.add(c);
+      queue.push(c);
+    }
   }
   if (to === null || !down.has(to)) return { nodes: new Set([from]), edges: new Set<string>() };
   const up = new Set<string>([to]);
   queue.push(to);
   while (queue.length > 0) {
-    for (const p of parents.get(queue.shift()!) ?? []) if (!up.has(p)) up.add(p), queue.push(p);
+    for (const p of parents.get(queue.shift()!) ?? []) {
+      if (up.has(p)) continue;
+      up.add(p);
+      queue.push(p);
+    }
   }
   const nodes = new Set([...down].filter((id) => up.has(id)));
   const edges = new Set(
