@@ -49,14 +49,14 @@ interface KeyValue {
   value?: Record<string, unknown>;
 }
 
-function valueOf(any: Record<string, unknown> | undefined): unknown {
+function anyValueOf(any: Record<string, unknown> | undefined): unknown {
   if (!any) return null;
   if ("stringValue" in any) return any.stringValue;
   if ("boolValue" in any) return any.boolValue;
   if ("intValue" in any) return Number(any.intValue);
   if ("doubleValue" in any) return any.doubleValue;
   if ("arrayValue" in any) {
-    const values = ((any.arrayValue as { values?: Record<string, unknown>[] }).values ?? []).map(valueOf);
+    const values = ((any.arrayValue as { values?: Record<string, unknown>[] }).values ?? []).map(anyValueOf);
     return values;
   }
   return null;
@@ -64,7 +64,7 @@ function valueOf(any: Record<string, unknown> | undefined): unknown {
 
 function attributesOf(list: KeyValue[] | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const { key, value } of list ?? []) out[key] = valueOf(value);
+  for (const { key, value } of list ?? []) out[key] = anyValueOf(value);
   return out;
 }
 
