@@ -4,8 +4,7 @@ type Schema = Record<string, unknown>;
 
 /** The fields a JSON Schema object describes (top level only), or null when it is not one. */
 function fieldsOf(schema: Schema | null) {
-  if (schema?.type !== "object" || typeof schema.properties !== "object" || !schema.properties)
-    return null;
+  if (schema?.type !== "object" || typeof schema.properties !== "object" || !schema.properties) return null;
   const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
   return Object.entries(schema.properties as Record<string, Schema>).map(([name, s]) => ({
     name,
