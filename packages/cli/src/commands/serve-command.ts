@@ -66,6 +66,17 @@ function positiveInt(value: string | true | undefined, name: string, fallback: n
   return n;
 }
 
+/**
+ * Traces through the OpenTelemetry API (`@openrath/otel`): the runs' submit, step and run spans,
+ * recorded by whatever SDK the process registered (for example with `node --import` of a setup
+ * file); with none, the API's no-op.
+ */
+async function tracingOptions() {
+  const { openrathTracing } = await import("@openrath/otel");
+  const tracing = openrathTracing();
+  return { middleware: [tracing.middleware], traceSubmit: tracing.traceSubmit };
+}
+
 /** The worker of `serve` and `worker`, as the configuration sets it, logging to `logger`. */
 async function workerOptions(
   config: Config,
@@ -201,6 +212,7 @@ export const serveCommand: Command = {
     const runtime = createDurableRuntime({
       store: backends.store,
       ...(backends.signals ? { signals: backends.signals } : {}),
+      ...(await tracingOptions()),
     });
     const logger = await processLogger(ctx, config, "openrath-serve");
     // One registry: the server's /metrics shows the store's counts and this process's worker.
@@ -276,6 +288,7 @@ export const workerCommand: Command = {
     const runtime = createDurableRuntime({
       store: await workerHealth(ctx, config, backends.store),
       ...(backends.signals ? { signals: backends.signals } : {}),
+      ...(await tracingOptions()),
     });
     try {
       const names = await registerWorkflows(ctx, config, runtime, options);
