@@ -1,5 +1,30 @@
+import { lineageGraph, type Session } from "@openrath/core";
+import { defineWorkflow } from "@openrath/runtime-durable";
 import { describe, expect, it } from "vitest";
 import { serverHarness } from "./testing/harness.js";
+
+/**
+ * A team in two steps, as the durable MAMS demo runs one: a specialist answers on a fork merged
+ * back three-way, then a compressor replaces the transcript. Every step hands on a new identity.
+ */
+const team = defineWorkflow("team")
+  .step(
+    "specialist",
+    async (session: Session) => {
+      const branch = session
+        .fork({ operator: "planner→analyst" })
+        .append({ kind: "assistant", content: "found" });
+      return session.merge(branch);
+    },
+    { entry: true, next: "compress" },
+  )
+  .step("compress", async (session: Session) =>
+    session.derive({
+      op: "compress",
+      operator: "compressor",
+      chunks: [{ kind: "user", content: "summary" }],
+    }),
+  );
 
 const harness = serverHarness();
 
@@ -21,6 +46,28 @@ describe("sessions over HTTP", () => {
     expect(lineage.nodes.map((node: { op: string }) => node.op)).toContain("leaf_user");
     const missing = await app.inject({ method: "GET", url: "/v1/sessions/no-such-session" });
     expect(missing.statusCode).toBe(404);
+  });
+
+  it("gives the lineage of a run's session as the whole DAG its run made: the fork, the merge and the compression", async () => {
+    const { app, runtime } = await harness.setup({ workflows: [team] });
+    const run = (
+      await app.inject({ method: "POST", url: "/v1/runs", payload: { assistant: "team", input: "task" } })
+    ).json();
+    await runtime.wait(run.id);
+    const stored = await runtime.session(run.id);
+    const lineage = await app.inject({ method: "GET", url: `/v1/sessions/${run.sessionId}/lineage` });
+    expect(lineage.statusCode).toBe(200);
+    const nodes = lineage.json().nodes as { id: string; op: string; parents: string[] }[];
+    expect(nodes.map((node) => node.op)).toEqual(["leaf_user", "fork", "merge", "compress"]);
+    const [leaf, fork, merge, compress] = nodes;
+    expect(leaf!.id).toBe(run.sessionId);
+    expect(fork!.parents).toEqual([leaf!.id]);
+    expect(merge!.parents).toEqual([leaf!.id, fork!.id]);
+    expect(compress!.parents).toEqual([merge!.id]);
+    // The same DAG the store holds behind the run's last checkpoint.
+    expect(compress!.id).toBe(stored.id);
+    expect(nodes.map((node) => node.id)).toEqual(lineageGraph(stored).nodes.map((node) => node.id));
+    expect(lineage.json().edges).toHaveLength(4);
   });
 
   it("merges the sessions of two runs into a new run: the shared prefix once, then each branch, recorded as a merge", async () => {

@@ -959,7 +959,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The lineage DAG behind a session: forks, merges, loops, compressions, parents first */
+        /**
+         * The lineage DAG behind a session: forks, merges, loops, compressions, parents first
+         * @description The session's own ancestors and what the runs that carried it made of it: a run's steps hand on new session identities (an agent's loop, a fork merged back, a compression), so the graph holds the DAG behind each of those runs' last checkpoints too (of up to 200 runs).
+         */
         get: {
             parameters: {
                 query?: never;

@@ -1,4 +1,4 @@
-import { lineageGraph } from "@openrath/core";
+import { type LineageSource, lineageGraph } from "@openrath/core";
 import { restoreSession } from "@openrath/runtime-durable/store";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -78,13 +78,25 @@ export const sessionRoutes =
         schema: {
           tags: ["sessions"],
           summary: "The lineage DAG behind a session: forks, merges, loops, compressions, parents first",
+          description:
+            "The session's own ancestors and what the runs that carried it made of it: a run's steps hand on new session identities (an agent's loop, a fork merged back, a compression), so the graph holds the DAG behind each of those runs' last checkpoints too (of up to 200 runs).",
           params: SessionId,
           response: { 200: LineageGraph, ...errors },
         },
       },
       async (request) => {
-        const { session } = await load(request, request.params.sessionId);
-        return lineageGraph(session) as unknown as z.input<typeof LineageGraph>;
+        const { session, runs } = await load(request, request.params.sessionId);
+        // The run's last checkpoint holds a descendant of the session it was submitted with,
+        // whose lineage reaches back to it: read one at a time, keeping only the lineage.
+        const carried: LineageSource[] = [];
+        for (const run of runs) {
+          if (run.checkpointSeq === 0) continue;
+          const checkpoint = await runtime.store.loadCheckpoint(run.id);
+          if (!checkpoint) continue;
+          const { lineage, length, usage } = restoreSession(checkpoint);
+          carried.push({ lineage, length, usage });
+        }
+        return lineageGraph(session, ...carried) as unknown as z.input<typeof LineageGraph>;
       },
     );
   };

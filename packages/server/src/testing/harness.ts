@@ -1,6 +1,11 @@
 import type { PGlite } from "@electric-sql/pglite";
 import type { Session } from "@openrath/core";
-import { createDurableRuntime, type DurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
+import {
+  createDurableRuntime,
+  type DurableDefinitionSource,
+  type DurableRuntime,
+  defineWorkflow,
+} from "@openrath/runtime-durable";
 import type { AccessStoreV1 } from "@openrath/runtime-durable/store";
 import { pgliteStore } from "@openrath/store-postgres";
 import type { FastifyInstance } from "fastify";
@@ -35,8 +40,8 @@ export interface Harness {
 }
 
 /**
- * A server on an in-memory PGlite store with the echo and approval workflows registered and a
- * worker running; closed after each test.
+ * A server on an in-memory PGlite store with the echo and approval workflows (and `workflows`)
+ * registered and a worker running; closed after each test.
  */
 export function serverHarness() {
   const open: (() => Promise<void>)[] = [];
@@ -45,9 +50,12 @@ export function serverHarness() {
   });
   return {
     async setup(
-      options: { auth?: AuthOptions; tenantId?: string; db?: PGlite } & Partial<
-        Omit<ServerOptions, "runtime">
-      > = {},
+      options: {
+        auth?: AuthOptions;
+        tenantId?: string;
+        db?: PGlite;
+        workflows?: readonly DurableDefinitionSource[];
+      } & Partial<Omit<ServerOptions, "runtime">> = {},
     ): Promise<Harness> {
       const store = await pgliteStore(options.db ? { db: options.db } : {});
       const runtime = createDurableRuntime({
@@ -57,9 +65,10 @@ export function serverHarness() {
       open.push(() => runtime.close());
       await runtime.register(echo);
       await runtime.register(approval);
+      for (const workflow of options.workflows ?? []) await runtime.register(workflow);
       const worker = runtime.worker({ concurrency: 4 });
       await worker.start();
-      const { db: _db, ...serverOptions } = options;
+      const { db: _db, workflows: _workflows, ...serverOptions } = options;
       const app = await createServer({ ...serverOptions, runtime, auth: options.auth ?? { mode: "local" } });
       open.push(() => app.close());
       return { runtime, app };
