@@ -76,7 +76,7 @@ export interface RunMethods {
   ): Promise<ResponseBody<"/v1/runs", "post", 201> | ResponseBody<"/v1/runs", "post", 202>>;
   /** `GET /v1/runs/{runId}`; `run_not_found` for a run of another tenant or project too. */
   get(runId: string, options?: RequestOptions): Promise<ResponseBody<"/v1/runs/{runId}", "get", 200>>;
-  /** `GET /v1/runs`: one page, oldest first; pass the page's `next` as `after` for the following one. */
+  /** `GET /v1/runs`: one page, newest first (`order: "asc"`: oldest first); pass the page's `next` as `after` for the following one. */
   list(query?: ListRunsQuery, options?: RequestOptions): Promise<ResponseBody<"/v1/runs", "get", 200>>;
   /** Every run that matches `query`, page after page (`limit` sets the page size). */
   listAll(query?: Omit<ListRunsQuery, "after">, options?: RequestOptions): AsyncGenerator<Run>;

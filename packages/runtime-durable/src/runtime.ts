@@ -273,8 +273,9 @@ export class DurableRuntime {
   }
 
   /**
-   * Runs of the call's tenant, oldest first, filtered by status, session or plan; keyset-paged:
-   * pass the last run's id as `after` for the next page (`limit` 1..1000, default 100).
+   * Runs of the call's tenant, oldest first (newest first with `order: "desc"`), filtered by
+   * status, session or plan; keyset-paged: pass the last run's id as `after` for the next page
+   * (`limit` 1..1000, default 100).
    *
    * @example
    * ```ts
@@ -285,6 +286,14 @@ export class DurableRuntime {
   async listRuns(query: Omit<ListRunsQuery, "tenantId"> & OperatorScope = {}): Promise<RunRecord[]> {
     const { tenantId: _tenant, ...filters } = query;
     if (filters.after !== undefined) checkIdentifier("after", filters.after, MAX_OBJECT_ID);
+    if (filters.order !== undefined && filters.order !== "asc" && filters.order !== "desc")
+      throw new DurableError(
+        "invalid_argument",
+        `order must be "asc" or "desc", not ${JSON.stringify(filters.order)}.`,
+        {
+          details: { order: filters.order },
+        },
+      );
     return this.store.listRuns({ ...filters, tenantId: this.tenantOf(query) });
   }
 

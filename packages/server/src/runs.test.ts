@@ -41,28 +41,45 @@ describe("runs over HTTP", () => {
     expect(other.json().error.code).toBe("idempotency_conflict");
   });
 
-  it("pages runs with a cursor: each run once, then next is null", async () => {
+  it("pages runs newest first with a cursor: each run once, none created meanwhile, then next is null; order=asc pages oldest first", async () => {
     const { app, runtime } = await harness.setup();
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i++) {
+    const create = async (input: string) => {
       const created = await app.inject({
         method: "POST",
         url: "/v1/runs",
-        payload: { assistant: "echo", input: `n${i}` },
+        payload: { assistant: "echo", input },
       });
-      ids.push(created.json().id);
-    }
-    for (const id of ids) await runtime.wait(id);
-    const seen: string[] = [];
-    let next: string | null = null;
-    do {
-      const query: string = next ? `&after=${next}` : "";
-      const response = await app.inject({ method: "GET", url: `/v1/runs?limit=2${query}` });
-      const body = response.json();
-      seen.push(...body.items.map((item: { id: string }) => item.id));
-      next = body.next;
-    } while (next);
-    expect(seen).toEqual(ids);
+      await runtime.wait(created.json().id);
+      return created.json().id as string;
+    };
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await create(`n${i}`));
+    const pages = async (order: string, during?: () => Promise<unknown>) => {
+      const seen: string[][] = [];
+      let next: string | null = null;
+      do {
+        const query: string = `${order ? `&order=${order}` : ""}${next ? `&after=${next}` : ""}`;
+        const response = await app.inject({ method: "GET", url: `/v1/runs?limit=2${query}` });
+        expect(response.statusCode).toBe(200);
+        const body = response.json();
+        seen.push(body.items.map((item: { id: string }) => item.id));
+        next = body.next;
+        if (seen.length === 1) await during?.();
+      } while (next);
+      return seen;
+    };
+    const made: string[] = [];
+    const newestFirst = await pages("", async () => made.push(await create("meanwhile")));
+    expect(newestFirst).toEqual([ids.slice(3).reverse(), ids.slice(1, 3).reverse(), ids.slice(0, 1)]);
+    expect(await pages("desc")).toEqual([
+      [made[0], ids[4]],
+      [ids[3], ids[2]],
+      [ids[1], ids[0]],
+    ]);
+    expect((await pages("asc")).flat()).toEqual([...ids, made[0]]);
+    const bad = await app.inject({ method: "GET", url: "/v1/runs?order=sideways" });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.code).toBe("invalid_request");
   });
 
   it("forks a new run from a checkpoint of another run, with the message appended (time travel)", async () => {

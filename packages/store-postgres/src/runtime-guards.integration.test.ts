@@ -242,6 +242,9 @@ describe.each(Object.keys(stores))("runtime guards on %s", (name) => {
       await expect(runtime.listRuns({ tenantId: id })).rejects.toMatchObject({ code: "invalid_argument" });
       await expect(runtime.listRuns({ after: id })).rejects.toMatchObject({ code: "invalid_argument" });
     }
+    await expect(runtime.listRuns({ order: "sideways" as "asc" })).rejects.toMatchObject({
+      code: "invalid_argument",
+    });
     expect(() => createDurableRuntime({ store: runtime.store, tenantId: nul })).toThrow(
       expect.objectContaining({ code: "invalid_argument" }),
     );

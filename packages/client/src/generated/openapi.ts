@@ -339,14 +339,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List runs */
+        /**
+         * List runs
+         * @description Newest first (or oldest first with `order=asc`), a page at a time: `next` is the cursor of the following page, `null` on the last. Runs are paged by their time-ordered ids, so runs created while paging neither repeat nor push a run off the pages after.
+         */
         get: {
             parameters: {
                 query?: {
                     /** @description Comma-separated statuses. */
                     status?: string;
                     sessionId?: string;
-                    /** @description The `next` of the previous page. */
+                    /** @description `desc` (default): newest first; `asc`: oldest first. */
+                    order?: "desc" | "asc";
+                    /** @description The `next` of the previous page (in the same `order`). */
                     after?: string;
                     /** @description 1..200, default 50. */
                     limit?: number;

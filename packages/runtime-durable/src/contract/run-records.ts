@@ -265,7 +265,15 @@ export interface ListRunsQuery {
   readonly planHash?: string;
   /** Only runs of this project. */
   readonly projectId?: string;
-  /** Return runs created after this run id (keyset pagination; ids are time-ordered). */
+  /**
+   * `"asc"` (default): oldest first. `"desc"`: newest first, and `after` is then read in that
+   * order (runs created before that run).
+   */
+  readonly order?: "asc" | "desc";
+  /**
+   * The last run of the previous page: return the runs past it in `order` (keyset pagination; ids
+   * are time-ordered, so runs created meanwhile never shift a page).
+   */
   readonly after?: string;
   /** 1..500, default 100. */
   readonly limit?: number;

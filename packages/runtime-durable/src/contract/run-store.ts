@@ -172,7 +172,7 @@ export interface RunStoreV1 {
 
   /** The run, or `undefined`. With `tenantId`, a run of another tenant is `undefined` too. */
   getRun(runId: string, tenantId?: string): Promise<RunRecord | undefined>;
-  /** Runs of a tenant, oldest first, keyset-paginated by `after`. */
+  /** Runs of a tenant, oldest first (newest with `order: "desc"`), keyset-paginated by `after`. */
   listRuns(query: ListRunsQuery): Promise<RunRecord[]>;
 
   /**

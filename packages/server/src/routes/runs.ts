@@ -32,7 +32,11 @@ const ListRuns = z.object({
       return statuses as RunStatusName[];
     }),
   sessionId: z.string().max(128).optional(),
-  after: z.string().max(128).optional().describe("The `next` of the previous page."),
+  order: z
+    .enum(["desc", "asc"])
+    .default("desc")
+    .describe("`desc` (default): newest first; `asc`: oldest first."),
+  after: z.string().max(128).optional().describe("The `next` of the previous page (in the same `order`)."),
   limit: limit(200, 50),
 });
 
@@ -159,22 +163,27 @@ export const runRoutes =
         schema: {
           tags: ["runs"],
           summary: "List runs",
+          description:
+            "Newest first (or oldest first with `order=asc`), a page at a time: `next` is the cursor of the following page, `null` on the last. Runs are paged by their time-ordered ids, so runs created while paging neither repeat nor push a run off the pages after.",
           querystring: ListRuns,
           response: { 200: page(Run), ...errors },
         },
       },
       async (request) => {
         const principal = principalOf(request);
-        const { status, sessionId, after, limit: count } = request.query;
+        const { status, sessionId, order, after, limit: count } = request.query;
+        // One more than the page tells whether another page follows.
         const runs = await runtime.listRuns({
           tenantId: principal.tenantId,
           ...(principal.projectId !== null ? { projectId: principal.projectId } : {}),
           ...(status ? { status } : {}),
           ...(sessionId ? { sessionId } : {}),
           ...(after ? { after } : {}),
-          limit: count,
+          order,
+          limit: count + 1,
         });
-        return { items: runs.map(runOut), next: runs.length === count ? (runs.at(-1)?.id ?? null) : null };
+        const items = runs.slice(0, count);
+        return { items: items.map(runOut), next: runs.length > count ? items.at(-1)!.id : null };
       },
     );
 

@@ -45,6 +45,7 @@ export async function listRuns(c: StoreContext, query: ListRunsQuery): Promise<R
     query.status === undefined ? null : Array.isArray(query.status) ? [...query.status] : [query.status];
   const after = query.after !== undefined && isUuid(query.after) ? query.after : null;
   const { sessionId, planHash, projectId } = query;
+  const descending = query.order === "desc";
   const rows = await tables(c)
     .selectFrom("runs")
     .select(RUN_COLUMN_NAMES)
@@ -54,8 +55,8 @@ export async function listRuns(c: StoreContext, query: ListRunsQuery): Promise<R
     .$if(planHash !== undefined, (q) => q.where("plan_hash", "=", planHash!))
     // The partial index `runs_project` serves it (`=` implies `project_id is not null`).
     .$if(projectId !== undefined, (q) => q.where("project_id", "=", projectId!))
-    .$if(after !== null, (q) => q.where("id", ">", sql<string>`${after}::uuid`))
-    .orderBy("id")
+    .$if(after !== null, (q) => q.where("id", descending ? "<" : ">", sql<string>`${after}::uuid`))
+    .orderBy("id", descending ? "desc" : "asc")
     .limit(limit)
     .execute();
   return rows.map(toRun);

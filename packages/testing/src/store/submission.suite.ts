@@ -294,19 +294,35 @@ export function submissionSuite(context: StoreSuiteContext): void {
       },
     );
 
-    group.test("listRuns pages by id within the tenant and filters by status and session", async () => {
-      const store = group.track(await context.create());
-      const plan = await registeredPlan(store);
-      const runs = [];
-      for (let i = 0; i < 5; i++) runs.push((await submit(store, plan)).run);
-      await submit(store, plan, { tenantId: "tenant-b" });
-      const page1 = await store.listRuns({ tenantId: "tenant-a", limit: 3 });
-      const page2 = await store.listRuns({ tenantId: "tenant-a", limit: 3, after: page1.at(-1)!.id });
-      expect([...page1, ...page2].map((r) => r.id)).toEqual(runs.map((r) => r.id));
-      expect(await store.listRuns({ tenantId: "tenant-a", status: "running" })).toEqual([]);
-      expect(
-        (await store.listRuns({ tenantId: "tenant-a", sessionId: runs[2]!.sessionId })).map((r) => r.id),
-      ).toEqual([runs[2]!.id]);
-    });
+    group.test(
+      "listRuns pages by id within the tenant, oldest or newest first, and filters by status and session",
+      async () => {
+        const store = group.track(await context.create());
+        const plan = await registeredPlan(store);
+        const runs = [];
+        for (let i = 0; i < 5; i++) runs.push((await submit(store, plan)).run);
+        await submit(store, plan, { tenantId: "tenant-b" });
+        const page1 = await store.listRuns({ tenantId: "tenant-a", limit: 3 });
+        const page2 = await store.listRuns({ tenantId: "tenant-a", limit: 3, after: page1.at(-1)!.id });
+        expect([...page1, ...page2].map((r) => r.id)).toEqual(runs.map((r) => r.id));
+        // Newest first: a run created between two pages is not on the second, nor is any run twice.
+        const newest = await store.listRuns({ tenantId: "tenant-a", order: "desc", limit: 3 });
+        const meanwhile = (await submit(store, plan)).run;
+        const older = await store.listRuns({
+          tenantId: "tenant-a",
+          order: "desc",
+          limit: 3,
+          after: newest.at(-1)!.id,
+        });
+        expect([...newest, ...older].map((r) => r.id)).toEqual(runs.map((r) => r.id).reverse());
+        expect((await store.listRuns({ tenantId: "tenant-a", order: "desc", limit: 1 }))[0]!.id).toBe(
+          meanwhile.id,
+        );
+        expect(await store.listRuns({ tenantId: "tenant-a", status: "running" })).toEqual([]);
+        expect(
+          (await store.listRuns({ tenantId: "tenant-a", sessionId: runs[2]!.sessionId })).map((r) => r.id),
+        ).toEqual([runs[2]!.id]);
+      },
+    );
   });
 }
