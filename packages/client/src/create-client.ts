@@ -220,6 +220,9 @@ export function createClient(options: ClientOptions): OpenRathClient {
       revoke: (tokenId, request) =>
         ok(api.DELETE("/v1/tokens/{tokenId}", { params: { path: { tokenId } }, ...init(request) })),
     },
+    auth: {
+      whoami: (request) => ok(api.GET("/v1/auth/whoami", init(request))),
+    },
     audit: {
       list: (query = {}, request) => ok(api.GET("/v1/audit", { params: { query }, ...init(request) })),
       listAll: (query = {}, request) =>

@@ -117,6 +117,13 @@ describe("tokens", () => {
       const made = await admin.tokens.create({ name: "reader", grants: ["run.read"] });
       expect(made.token).toMatchObject({ name: "reader", grants: ["run.read"], revokedAt: null });
       const reader = createClient({ baseUrl, token: made.secret });
+      expect(await reader.auth.whoami()).toMatchObject({
+        kind: "token",
+        tenantId: "default",
+        grants: ["run.read"],
+        actions: ["self.read", "run.read"],
+        token: { id: made.token.id, name: "reader" },
+      });
       expect((await reader.runs.list()).items).toEqual([]);
       expect(await caught(reader.runs.create({ assistant: "echo", input: "hi" }))).toMatchObject({
         status: 403,

@@ -17,6 +17,7 @@ export type {
   ArtifactMethods,
   AssistantMethods,
   AuditMethods,
+  AuthMethods,
   CreateRunOptions,
   EffectMethods,
   EventMethods,

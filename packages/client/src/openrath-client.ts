@@ -17,6 +17,7 @@ import type {
   Resolution,
   ResponseBody,
   Run,
+  Whoami,
 } from "./types.js";
 
 /** Options every method takes last. */
@@ -212,6 +213,15 @@ export interface EffectMethods {
   ): Promise<ResponseBody<"/v1/effects/{effectId}/resolution", "post", 200>>;
 }
 
+/** `client.auth`: what the client's own credentials are. */
+export interface AuthMethods {
+  /**
+   * `GET /v1/auth/whoami`: the tenant, project, grants (and the actions they allow) and expiry of
+   * the client's token or JWT; needs no grant, and never returns a secret.
+   */
+  whoami(options?: RequestOptions): Promise<Whoami>;
+}
+
 /** `client.tokens`: API tokens of the caller's tenant. */
 export interface TokenMethods {
   /** `GET /v1/tokens`. */
@@ -249,4 +259,5 @@ export interface OpenRathClient {
   readonly effects: EffectMethods;
   readonly tokens: TokenMethods;
   readonly audit: AuditMethods;
+  readonly auth: AuthMethods;
 }

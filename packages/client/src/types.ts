@@ -39,6 +39,8 @@ export type Interrupt = Schemas["Interrupt"];
 export type Effect = Schemas["Effect"];
 /** An API token (never its secret). */
 export type Token = Schemas["Token"];
+/** The request's own credentials: tenant, project, grants, the actions they allow, expiry. */
+export type Whoami = Schemas["Whoami"];
 /** One record of the tenant's audit log. */
 export type AuditEntry = Schemas["AuditEntry"];
 /** A deployed workflow by name and its revisions. */

@@ -13,6 +13,8 @@ describe("grants", () => {
     expect(allows(["run.read"], "run.create")).toBe(false);
     expect(allows(["run.*"], "interrupt.decide")).toBe(false);
     expect(allows(["run"], "run.read")).toBe(false);
+    // Reading one's own scope needs no grant.
+    expect(allows([], "self.read")).toBe(true);
     expect(unknownGrants(["run.read", "run.*", "*", "runs.read", "run.delete", "x.*"])).toEqual([
       "runs.read",
       "run.delete",

@@ -12,6 +12,10 @@ export interface Principal {
   readonly grants: readonly string[];
   /** For audit records: `token:<id>`, `jwt:<subject>` or `local`. */
   readonly actor: string;
+  /** When the credentials stop authenticating (Unix ms), or `null` for never. */
+  readonly expiresAt?: number | null;
+  /** The store token presented, when it is one: what its holder may read of it (no secret). */
+  readonly token?: { readonly id: string; readonly name: string; readonly createdAt: number };
 }
 
 /**
@@ -104,7 +108,14 @@ function tokenAuthenticator(
       throw new AuthenticationFailed("token_revoked", "The token was revoked.", token.tenantId, actor);
     if (token.expiresAt !== null && token.expiresAt <= now())
       throw new AuthenticationFailed("token_expired", "The token has expired.", token.tenantId, actor);
-    return { tenantId: token.tenantId, projectId: token.projectId, grants: token.grants, actor };
+    return {
+      tenantId: token.tenantId,
+      projectId: token.projectId,
+      grants: token.grants,
+      actor,
+      expiresAt: token.expiresAt,
+      token: { id: token.id, name: token.name, createdAt: token.createdAt },
+    };
   };
 }
 
@@ -147,6 +158,7 @@ function jwtAuthenticator(options: Extract<AuthOptions, { mode: "jwt" }>): Authe
       projectId: claimString(payload, options.projectClaim ?? "project") ?? null,
       grants,
       actor,
+      expiresAt: typeof payload.exp === "number" ? payload.exp * 1000 : null,
     };
   };
 }
@@ -174,6 +186,7 @@ export function authenticator(
         projectId: null,
         grants: options.grants ?? ["*"],
         actor: "local",
+        expiresAt: null,
       };
       return async () => principal;
     }

@@ -1,9 +1,11 @@
 /**
  * Every action a route can need, as a grant names it. A token holds grants; a route names the one
  * action it needs. A grant matches its action exactly, by namespace (`run.*` covers `run.read`,
- * `run.create`, ...), or entirely (`*`).
+ * `run.create`, ...), or entirely (`*`). `self.read` (credentials reading their own scope and
+ * grants) needs no grant: every authenticated request may take it.
  */
 export const ACTIONS = [
+  "self.read",
   "assistant.read",
   "assistant.deploy",
   "run.read",
@@ -38,6 +40,7 @@ const KNOWN = new Set<string>(ACTIONS);
 
 /** Whether `grants` allow `action`. */
 export function allows(grants: readonly string[], action: Action): boolean {
+  if (action === "self.read") return true;
   const namespace = `${action.split(".")[0]}.*`;
   return grants.some((grant) => grant === action || grant === namespace || grant === "*");
 }

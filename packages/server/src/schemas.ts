@@ -9,6 +9,7 @@ import type {
 } from "@openrath/runtime-durable";
 import { RUN_STATUSES } from "@openrath/runtime-durable";
 import { z } from "zod";
+import type { Principal } from "./auth.js";
 
 // The API's own shapes: camelCase JSON, ISO 8601 times, no lease or fencing internals.
 
@@ -236,6 +237,40 @@ export function tokenOut(token: TokenRecord): z.input<typeof Token> {
     createdAt: iso(token.createdAt),
     expiresAt: isoOrNull(token.expiresAt),
     revokedAt: isoOrNull(token.revokedAt),
+  };
+}
+
+export const Whoami = z
+  .object({
+    kind: z.enum(["token", "jwt", "local"]).describe("How the request authenticated."),
+    actor: z.string().describe("As audit records name it: `token:<id>`, `jwt:<subject>` or `local`."),
+    tenantId: z.string(),
+    projectId: z
+      .string()
+      .nullable()
+      .describe("The one project it may see; `null` for every project of the tenant."),
+    grants: z.array(z.string()).describe("The grants as the credentials hold them (`run.*`, `*`, ...)."),
+    actions: z.array(z.string()).describe("Every action those grants allow."),
+    expiresAt: Time.nullable().describe("When the credentials stop authenticating; `null` for never."),
+    token: z
+      .object({ id: z.string(), name: z.string(), createdAt: Time })
+      .nullable()
+      .describe("The store token presented (never its secret); `null` for a JWT or local mode."),
+  })
+  .meta({ id: "Whoami" });
+
+/** The API's shape of the request's own credentials; `actions` are the ones its grants allow. */
+export function whoamiOut(principal: Principal, actions: readonly string[]): z.input<typeof Whoami> {
+  const { actor, token } = principal;
+  return {
+    kind: actor === "local" ? "local" : actor.startsWith("jwt:") ? "jwt" : "token",
+    actor,
+    tenantId: principal.tenantId,
+    projectId: principal.projectId,
+    grants: [...principal.grants],
+    actions: [...actions],
+    expiresAt: isoOrNull(principal.expiresAt ?? null),
+    token: token ? { id: token.id, name: token.name, createdAt: iso(token.createdAt) } : null,
   };
 }
 

@@ -34,6 +34,7 @@ import { scheduleRoutes } from "./routes/schedules.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { webhookRoutes } from "./routes/webhooks.js";
+import { whoamiRoutes } from "./routes/whoami.js";
 import { followSourceOf, RunFollowers } from "./run-followers.js";
 import { studioRoutes } from "./studio.js";
 import { TOKEN_CACHE_MS, TokenCache } from "./token-cache.js";
@@ -263,6 +264,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   await app.register(artifactRoutes(context));
   await app.register(memoryRoutes(context));
   await app.register(tokenRoutes(context));
+  await app.register(whoamiRoutes);
   await app.register(auditRoutes(context));
   await app.register(scheduleRoutes(context));
   await app.register(webhookRoutes(context));

@@ -2307,6 +2307,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/whoami": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant, project, grants and expiry of the credentials presented
+         * @description Needs no grant: any token or JWT that authenticates may read its own scope (never a secret). Not audited, like the other reads; a failed authentication is, as on every route.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Whoami"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit": {
         parameters: {
             query?: never;
@@ -3451,6 +3499,31 @@ export interface components {
             expiresAt: string | null;
             revokedAt: string | null;
         };
+        WhoamiInput: {
+            /**
+             * @description How the request authenticated.
+             * @enum {string}
+             */
+            kind: "token" | "jwt" | "local";
+            /** @description As audit records name it: `token:<id>`, `jwt:<subject>` or `local`. */
+            actor: string;
+            tenantId: string;
+            /** @description The one project it may see; `null` for every project of the tenant. */
+            projectId: string | null;
+            /** @description The grants as the credentials hold them (`run.*`, `*`, ...). */
+            grants: string[];
+            /** @description Every action those grants allow. */
+            actions: string[];
+            /** @description When the credentials stop authenticating; `null` for never. */
+            expiresAt: string | null;
+            /** @description The store token presented (never its secret); `null` for a JWT or local mode. */
+            token: {
+                id: string;
+                name: string;
+                /** @description ISO 8601 time (UTC). */
+                createdAt: string;
+            } | null;
+        };
         AuditEntryInput: {
             id: number;
             /** @description ISO 8601 time (UTC). */
@@ -3840,6 +3913,31 @@ export interface components {
             createdAt: string;
             expiresAt: string | null;
             revokedAt: string | null;
+        };
+        Whoami: {
+            /**
+             * @description How the request authenticated.
+             * @enum {string}
+             */
+            kind: "token" | "jwt" | "local";
+            /** @description As audit records name it: `token:<id>`, `jwt:<subject>` or `local`. */
+            actor: string;
+            tenantId: string;
+            /** @description The one project it may see; `null` for every project of the tenant. */
+            projectId: string | null;
+            /** @description The grants as the credentials hold them (`run.*`, `*`, ...). */
+            grants: string[];
+            /** @description Every action those grants allow. */
+            actions: string[];
+            /** @description When the credentials stop authenticating; `null` for never. */
+            expiresAt: string | null;
+            /** @description The store token presented (never its secret); `null` for a JWT or local mode. */
+            token: {
+                id: string;
+                name: string;
+                /** @description ISO 8601 time (UTC). */
+                createdAt: string;
+            } | null;
         };
         AuditEntry: {
             id: number;
