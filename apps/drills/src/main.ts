@@ -3,10 +3,14 @@
 // drill lost a record or duplicated an effect, or did not recover.
 import { relative } from "node:path";
 import { killWorker } from "./drills/kill-worker.js";
+import { postgresOutage } from "./drills/postgres-outage.js";
+import { redisOutage } from "./drills/redis-outage.js";
 import { type Report, ROOT, writeReport } from "./harness.js";
 
 const DRILLS: Record<string, (quick: boolean) => Promise<Report>> = {
   "kill-worker": killWorker,
+  "postgres-outage": postgresOutage,
+  "redis-outage": redisOutage,
 };
 
 const argv = process.argv.slice(2).filter((arg) => arg !== "--");
