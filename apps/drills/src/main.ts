@@ -2,6 +2,7 @@
 // writes each one's JSON report to apps/drills/reports/ and prints a summary table. Exits 1 when a
 // drill lost a record or duplicated an effect, or did not recover.
 import { relative } from "node:path";
+import { killApi } from "./drills/kill-api.js";
 import { killWorker } from "./drills/kill-worker.js";
 import { postgresOutage } from "./drills/postgres-outage.js";
 import { redisOutage } from "./drills/redis-outage.js";
@@ -9,6 +10,7 @@ import { type Report, ROOT, writeReport } from "./harness.js";
 
 const DRILLS: Record<string, (quick: boolean) => Promise<Report>> = {
   "kill-worker": killWorker,
+  "kill-api": killApi,
   "postgres-outage": postgresOutage,
   "redis-outage": redisOutage,
 };
