@@ -1,51 +1,23 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
-import { fileURLToPath } from "node:url";
 import { context, SpanStatusCode, trace } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ReceivedSpan } from "./testing/otlp-receiver.js";
+import { type ReceiverProcess, spawnOtlpReceiver } from "./testing/receiver-process.js";
 
-const receiverScript = fileURLToPath(new URL("./testing/otlp-receiver.ts", import.meta.url));
-
-let receiver: ChildProcess;
-let port: number;
+let receiver: ReceiverProcess;
 
 beforeAll(async () => {
-  receiver = spawn(process.execPath, ["--import", "tsx", receiverScript], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let seen = "";
-  for await (const part of receiver.stdout ?? []) {
-    seen += String(part);
-    const match = /otlp-receiver listening (\d+)/.exec(seen);
-    if (match) {
-      port = Number(match[1]);
-      break;
-    }
-  }
-  expect(port).toBeGreaterThan(0);
+  receiver = await spawnOtlpReceiver();
 });
 
-afterAll(async () => {
-  if (receiver.exitCode === null) {
-    receiver.kill("SIGTERM");
-    await once(receiver, "exit");
-  }
-});
-
-async function received(): Promise<ReceivedSpan[]> {
-  const response = await fetch(`http://127.0.0.1:${port}/received`);
-  return (await response.json()) as ReceivedSpan[];
-}
+afterAll(() => receiver.close());
 
 describe("OTLP/HTTP round trip to a receiver process", () => {
   it("delivers a parent and a child span with their ids, attributes and status, decoded from protobuf", async () => {
     const provider = new TracerProvider({
       spanProcessors: [
         new BatchSpanProcessor({
-          exporter: new OTLPTraceExporter({ url: `http://127.0.0.1:${port}/v1/traces` }),
+          exporter: new OTLPTraceExporter({ url: receiver.url }),
         }),
       ],
     });
@@ -65,7 +37,7 @@ describe("OTLP/HTTP round trip to a receiver process", () => {
     await provider.forceFlush();
     await provider.shutdown();
 
-    const spans = await received();
+    const spans = await receiver.received();
     const gotParent = spans.find((span) => span.name === "invoke_agent planner");
     const gotChild = spans.find((span) => span.name === "chat scripted-model");
     expect(gotParent?.spanId).toBe(parent.spanContext().spanId);
@@ -81,7 +53,7 @@ describe("OTLP/HTTP round trip to a receiver process", () => {
   });
 
   it("refuses a body that is not protobuf", async () => {
-    const response = await fetch(`http://127.0.0.1:${port}/v1/traces`, {
+    const response = await fetch(receiver.url, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: "{}",
