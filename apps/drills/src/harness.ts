@@ -234,6 +234,8 @@ export interface Stage {
   readonly dir: string;
   readonly postgres: Postgres;
   readonly redis?: Redis;
+  /** The database the processes use (`postgres`, or a restored copy's). */
+  readonly database: string;
   /** The ledger file the `charge` tool appends to. */
   readonly ledger: string;
   readonly env: Record<string, string>;
@@ -259,7 +261,15 @@ export async function stage(name: string, options: { redis?: boolean } = {}): Pr
     DRILL_WORKSPACE: workspace,
     ...(redis ? { REDIS_URL: redis.url } : {}),
   };
-  const s: Stage = { dir, postgres, ...(redis ? { redis } : {}), ledger, env, procs: new Set() };
+  const s: Stage = {
+    dir,
+    postgres,
+    ...(redis ? { redis } : {}),
+    database: "postgres",
+    ledger,
+    env,
+    procs: new Set(),
+  };
   const migrated = openrathSync(s, ["migrate"]);
   if (migrated.status !== 0) throw new Error(`openrath migrate failed: ${migrated.stderr}`);
   return s;
@@ -382,6 +392,7 @@ export async function statuses(s: Stage, runs: readonly Submitted[]): Promise<Ma
   const rows = await s.postgres.query<{ id: string; status: string }>(
     "select id::text, status from openrath.runs where id = any($1::uuid[])",
     [runs.map((run) => run.id)],
+    s.database,
   );
   return new Map(rows.map((row) => [row.id, row.status]));
 }
@@ -407,6 +418,14 @@ export async function settle(
   return done ? (Date.now() - began) / 1000 : null;
 }
 
+/** The effects the `charge` tool made, one per line of its ledger. */
+export function ledgerEntries(file: string): { ref: string; key: string | null }[] {
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { ref: string; key: string | null });
+}
+
 /** What a drill found at its end. */
 export interface Tally {
   submitted: number;
@@ -429,8 +448,9 @@ export async function tally(
   s: Stage,
   api: OpenRathClient,
   runs: readonly Submitted[],
-  charges = 4,
+  options: { ledgers?: readonly string[]; duplicates?: boolean } = {},
 ): Promise<Tally> {
+  const charges = 4;
   const t: Tally = {
     submitted: runs.length,
     succeeded: 0,
@@ -441,29 +461,27 @@ export async function tally(
     problems: [],
   };
   const seen = await statuses(s, runs);
-  const entries = readFileSync(s.ledger, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as { ref: string; key: string | null });
+  const entries = (options.ledgers ?? [s.ledger]).flatMap(ledgerEntries);
   const byKey = new Map<string, number>();
   const byRef = new Map<string, number>();
   for (const entry of entries) {
     byRef.set(entry.ref, (byRef.get(entry.ref) ?? 0) + 1);
     if (entry.key) byKey.set(entry.key, (byKey.get(entry.key) ?? 0) + 1);
   }
-  for (const [key, count] of byKey) {
+  for (const [key, count] of options.duplicates === false ? [] : byKey) {
     if (count > 1) {
       t.duplicatedEffects += count - 1;
       t.problems.push(`effect ${key} happened ${count} times`);
     }
   }
-  for (const [ref, count] of byRef) {
+  for (const [ref, count] of options.duplicates === false ? [] : byRef) {
     if (count > 1 && !t.problems.some((p) => p.includes(ref)))
       t.problems.push(`charge ${ref} ledgered ${count} times`);
   }
   const counters = await s.postgres.query<{ id: string; event_seq: number }>(
     "select id::text, event_seq::int from openrath.runs where id = any($1::uuid[])",
     [runs.map((run) => run.id)],
+    s.database,
   );
   const lastOf = new Map(counters.map((row) => [row.id, row.event_seq]));
   for (const run of runs) {

@@ -2,6 +2,7 @@
 // writes each one's JSON report to apps/drills/reports/ and prints a summary table. Exits 1 when a
 // drill lost a record or duplicated an effect, or did not recover.
 import { relative } from "node:path";
+import { backupRestore } from "./drills/backup-restore.js";
 import { killApi } from "./drills/kill-api.js";
 import { killWorker } from "./drills/kill-worker.js";
 import { postgresOutage } from "./drills/postgres-outage.js";
@@ -13,6 +14,7 @@ const DRILLS: Record<string, (quick: boolean) => Promise<Report>> = {
   "kill-api": killApi,
   "postgres-outage": postgresOutage,
   "redis-outage": redisOutage,
+  "backup-restore": backupRestore,
 };
 
 const argv = process.argv.slice(2).filter((arg) => arg !== "--");
