@@ -3,7 +3,6 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import { packageDir } from "./run-cli.js";
 
 /** One span as the receiver decoded it from protobuf (ids in lowercase hex, kind as in OTLP). */
@@ -27,7 +26,7 @@ export interface OtlpReceiver {
 }
 
 /** `NODE_OPTIONS` value that registers a tracer provider exporting to `OPENRATH_TEST_OTLP_URL`. */
-export const otelSetupImport = `--import=${pathToFileURL(fileURLToPath(new URL("./otel-setup.mjs", import.meta.url))).href}`;
+export const otelSetupImport = `--import=${new URL("./otel-setup.mjs", import.meta.url).href}`;
 
 const otelDir = dirname(createRequire(import.meta.url).resolve("@openrath/otel/package.json"));
 
