@@ -81,15 +81,8 @@ export function RunsScreen() {
   const revisions = useRevisions();
   const runs = useQuery({
     queryKey: ["runs", status],
-    // The server lists oldest first: walk the pages (up to 1,000 runs) and keep the newest 100.
-    queryFn: async () => {
-      const all: Run[] = [];
-      for await (const run of client.runs.listAll({ limit: 200, ...(status ? { status } : {}) })) {
-        all.push(run);
-        if (all.length >= 1000) break;
-      }
-      return { items: all.slice(-100) };
-    },
+    // The server lists newest first: the first page is the newest 100.
+    queryFn: () => client.runs.list({ limit: 100, ...(status ? { status } : {}) }),
     refetchInterval: 5000,
   });
   useLiveRuns(runs.data?.items);

@@ -157,14 +157,17 @@ async function storeSource(store: RunStoreV1, tenantId: string, where: string): 
   return {
     where,
     async listRuns({ status, limit, after }) {
+      // Newest first, as the server lists; one run more than the page says whether another follows.
       const runs = await runtime.listRuns({
-        limit,
+        limit: limit + 1,
+        order: "desc",
         ...(status ? { status } : {}),
         ...(after ? { after } : {}),
       });
+      const items = runs.slice(0, limit);
       return {
-        items: runs.map(server.toApiRun) as Run[],
-        next: runs.length === limit ? (runs.at(-1)?.id ?? null) : null,
+        items: items.map(server.toApiRun) as Run[],
+        next: runs.length > limit ? (items.at(-1)?.id ?? null) : null,
       };
     },
     getRun: async (runId) => server.toApiRun(await run(runId)) as Run,

@@ -97,4 +97,36 @@ describe("openrath runs, straight from the embedded store", () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(JSON.parse(resumed.stdout)).toMatchObject({ id: parked, status: "queued" });
   });
+
+  it("lists newest first, as the server does, and pages to the older runs with --after", async () => {
+    const store = await pgliteStore({ dataDir: join(dir, "pages", "db") });
+    const runtime = createDurableRuntime({ store });
+    const ids: string[] = [];
+    try {
+      const plan = await runtime.register(defineWorkflow("paged").step("one", (s) => s, { entry: true }));
+      for (const text of ["first", "second", "third"])
+        ids.push((await runtime.submit(plan, Session.fromUserMessage(text))).id);
+    } finally {
+      await runtime.close();
+    }
+    const lines = (out: string) =>
+      out
+        .trimEnd()
+        .split("\n")
+        .map((l) => (JSON.parse(l) as { id: string }).id);
+    const first = await cli(["runs", "list", "--state", "pages", "--limit", "2", "--json"]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(lines(first.stdout)).toEqual([ids[2], ids[1]]);
+    const shown = await cli(["runs", "list", "--state", "pages", "--limit", "2"]);
+    expect(shown.stderr).toContain(`More: --after ${ids[1]}`);
+    const rest = await cli(["runs", "list", "--state", "pages", "--limit", "2", "--after", ids[1] ?? ""]);
+    expect(
+      rest.stdout
+        .trimEnd()
+        .split("\n")
+        .map((l) => l.split(" ")[0]),
+    ).toEqual([ids[0]]);
+    // The last page says no more.
+    expect(rest.stderr).not.toContain("More:");
+  });
 });

@@ -76,7 +76,7 @@ const short = (iso: string) => iso.replace(/\.\d+Z$/, "Z");
 
 const listCommand: Command = {
   name: "runs list",
-  summary: "List durable runs, oldest first.",
+  summary: "List durable runs, newest first.",
   args: [],
   options: [
     ...SOURCE_OPTIONS,
@@ -86,7 +86,7 @@ const listCommand: Command = {
       description: "Only runs in this status (queued, running, succeeded…).",
     },
     { name: "limit", value: "<n>", description: "At most this many runs (1–200, default 100)." },
-    { name: "after", value: "<run id>", description: "The runs after this one (the next page)." },
+    { name: "after", value: "<run id>", description: "The runs older than this one (the next page)." },
     JSON_OPTION,
   ],
   examples: [

@@ -110,5 +110,5 @@ describe("openrath serve with an OpenTelemetry SDK registered by --import", () =
       "openrath.run.status": "succeeded",
       "openrath.session.id": run.sessionId,
     });
-  });
+  }, 120_000);
 });
