@@ -7,6 +7,7 @@ import { killApi } from "./drills/kill-api.js";
 import { killWorker } from "./drills/kill-worker.js";
 import { postgresOutage } from "./drills/postgres-outage.js";
 import { redisOutage } from "./drills/redis-outage.js";
+import { rollingUpgrade } from "./drills/rolling-upgrade.js";
 import { type Report, ROOT, writeReport } from "./harness.js";
 
 const DRILLS: Record<string, (quick: boolean) => Promise<Report>> = {
@@ -15,6 +16,7 @@ const DRILLS: Record<string, (quick: boolean) => Promise<Report>> = {
   "postgres-outage": postgresOutage,
   "redis-outage": redisOutage,
   "backup-restore": backupRestore,
+  "rolling-upgrade": rollingUpgrade,
 };
 
 const argv = process.argv.slice(2).filter((arg) => arg !== "--");

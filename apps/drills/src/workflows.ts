@@ -84,7 +84,28 @@ const agent = new Agent({
   tools: [balance, charge],
 });
 
-/** Two steps of charges (a checkpoint between them), so a run's effects span checkpoints. */
-export const ledgerWorkflow = defineWorkflow("ledger")
-  .step("charge", (session, ctx) => agent.run(session, ctx), { entry: true, next: "confirm" })
-  .step("confirm", async (session) => session.append({ kind: "assistant", content: "confirmed" }));
+/**
+ * Two steps of charges (a checkpoint between them), so a run's effects span checkpoints. Revision
+ * `DRILL_REVISION` (default 1): revision 2 adds an audit step, so the two compile to different
+ * plans, as a changed workflow in a new release does.
+ */
+export const ledgerWorkflow = ledgerRevision(process.env.DRILL_REVISION ?? "1");
+
+function ledgerRevision(revision: string) {
+  const charged = defineWorkflow("ledger", { version: revision }).step(
+    "charge",
+    (session, ctx) => agent.run(session, ctx),
+    { entry: true, next: "confirm" },
+  );
+  if (revision === "1")
+    return charged.step("confirm", async (session) =>
+      session.append({ kind: "assistant", content: "confirmed" }),
+    );
+  return charged
+    .step("confirm", async (session) => session.append({ kind: "assistant", content: "confirmed" }), {
+      next: "audit",
+    })
+    .step("audit", async (session) =>
+      session.append({ kind: "assistant", content: `audited by revision ${revision}` }),
+    );
+}
