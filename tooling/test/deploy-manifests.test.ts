@@ -203,7 +203,7 @@ describe("deploy/kubernetes/base", () => {
     expect(otel?.replaceAll(".", "_")).toBe("openrath_queue_depth");
   });
 
-  it("denies all traffic by default and allows the API's ingress on its port only", () => {
+  it("denies all traffic by default and allows the API's ingress on its port and the workers' scrape on their health port only", () => {
     const deny = named("NetworkPolicy", "default-deny").spec;
     expect(deny).toEqual({ podSelector: {}, policyTypes: ["Ingress", "Egress"] });
     const ingress = byKind("NetworkPolicy").filter((p) => p.spec.policyTypes.includes("Ingress"));
@@ -211,6 +211,7 @@ describe("deploy/kubernetes/base", () => {
       "api-ingress",
       "api-metrics-scrape",
       "default-deny",
+      "worker-metrics-scrape",
     ]);
     for (const name of ["api-ingress", "api-metrics-scrape"]) {
       const policy = named("NetworkPolicy", name).spec;
@@ -219,6 +220,18 @@ describe("deploy/kubernetes/base", () => {
         { protocol: "TCP", port: 8787 },
       ]);
     }
+    // The worker's health port (probes and its own /metrics) is open to the monitoring namespace alone.
+    const scrape = named("NetworkPolicy", "worker-metrics-scrape").spec;
+    const worker = named("Deployment", "openrath-worker").spec.template.spec.containers[0];
+    const healthPort = worker.ports.find((p: { name?: string }) => p.name === "health")?.containerPort;
+    expect(scrape.podSelector.matchLabels["app.kubernetes.io/component"]).toBe("worker");
+    expect(scrape.ingress).toEqual([
+      {
+        from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }],
+        ports: [{ protocol: "TCP", port: healthPort }],
+      },
+    ]);
+    expect(healthPort).toBe(8788);
     // No egress rule reaches link-local (cloud metadata) addresses.
     for (const policy of byKind("NetworkPolicy")) {
       for (const rule of policy.spec.egress ?? []) {

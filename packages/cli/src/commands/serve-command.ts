@@ -285,14 +285,18 @@ export const workerCommand: Command = {
     const signal = stopSignal();
     const backends = await openBackends(ctx, config, options, "worker");
     const logger = await processLogger(ctx, config, "openrath-worker");
+    // This process's worker metrics (claims, steps, leases, journal hits, tokens), scraped at the
+    // health endpoint's /metrics; the store's counts are the API process's to report.
+    const { prometheusRegistry } = await import("@openrath/server");
+    const registry = prometheusRegistry();
     const runtime = createDurableRuntime({
-      store: await workerHealth(ctx, config, backends.store),
+      store: await workerHealth(ctx, config, backends.store, () => registry.scrape()),
       ...(backends.signals ? { signals: backends.signals } : {}),
       ...(await tracingOptions()),
     });
     try {
       const names = await registerWorkflows(ctx, config, runtime, options);
-      const worker = runtime.worker(await workerOptions(config, concurrency, logger));
+      const worker = runtime.worker(await workerOptions(config, concurrency, logger, registry.openrath));
       await worker.start();
       ctx.stderr.write(
         [
@@ -307,6 +311,7 @@ export const workerCommand: Command = {
     } finally {
       signal.dispose();
       await runtime.close();
+      await registry.shutdown();
       logger.flush();
     }
   },

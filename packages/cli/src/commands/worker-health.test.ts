@@ -96,6 +96,11 @@ describe.skipIf(!pg.available)("openrath worker's health endpoint on PostgreSQL"
       checks: { heartbeat: "ok", started: "ok", store: "ok" },
     });
     expect(await (await fetch(`${base}/health/live`)).json()).toEqual({ status: "ok" });
+    // The worker's own metrics on the same port: its claims to the store so far.
+    const scraped = await fetch(`${base}/metrics`);
+    expect(scraped.status).toBe(200);
+    expect(scraped.headers.get("content-type")).toContain("text/plain; version=0.0.4");
+    expect(await scraped.text()).toMatch(/^openrath_worker_claim_duration_count\{[^}]*\} [1-9]\d*$/m);
 
     await db.cut();
     const down = await untilStatus(`${base}/health/ready`, 503);
@@ -134,6 +139,8 @@ describe("watchWorkerHealth", () => {
     await worker.start();
     await untilStatus(`${base}/health/ready`, 200);
     expect((await fetch(`${base}/health/live`)).status).toBe(200);
+    // No metrics given to the watch: no /metrics.
+    expect((await fetch(`${base}/metrics`)).status).toBe(404);
 
     await worker.stop();
     const stalled = await untilStatus(`${base}/health/live`, 503);

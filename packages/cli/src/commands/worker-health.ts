@@ -17,7 +17,15 @@ export interface WorkerHealthOptions {
   readonly staleMs?: number;
   /** Where the line naming the endpoint goes once it listens. */
   readonly write?: (line: string) => void;
+  /**
+   * The worker's metrics in the Prometheus text format, served at `GET /metrics` on the same
+   * port (no credentials: the port is for probes and scrapes, not the API; see ADR 0036).
+   */
+  readonly metrics?: () => Promise<string>;
 }
+
+/** The Prometheus text format's content type. */
+const PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
 
 /** The store calls the worker's claim loop and heartbeat make: their outcome is the store's health. */
 const WATCHED = new Set<PropertyKey>(["claim", "reclaim", "heartbeat", "sweep"]);
@@ -77,6 +85,19 @@ export async function watchWorkerHealth(
     const hung = [...state.pending].some((call) => now - call.since > staleMs());
     const storeOk = state.last?.ok !== false && !hung;
     const path = (request.url ?? "/").split("?")[0];
+    if (path === "/metrics" && options.metrics && (request.method === "GET" || request.method === "HEAD")) {
+      options.metrics().then(
+        (text) => {
+          response.writeHead(200, { "content-type": PROMETHEUS_TEXT, "cache-control": "no-store" });
+          response.end(request.method === "HEAD" ? undefined : text);
+        },
+        (error: unknown) => {
+          response.writeHead(500, { "content-type": "application/json", "cache-control": "no-store" });
+          response.end(JSON.stringify({ status: "metrics_failed", code: codeOf(error) }));
+        },
+      );
+      return;
+    }
     let status: number;
     let body: Record<string, unknown>;
     if (request.method !== "GET" && request.method !== "HEAD") {
@@ -114,7 +135,9 @@ export async function watchWorkerHealth(
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
-  options.write?.(`health     http://${host}:${port}/health/live and /health/ready\n`);
+  options.write?.(
+    `health     http://${host}:${port}/health/live and /health/ready${options.metrics ? ", /metrics" : ""}\n`,
+  );
 
   const observe = (key: PropertyKey, args: unknown[], result: Promise<unknown>): Promise<unknown> => {
     const call = { since: performance.now() };
@@ -183,14 +206,21 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 
 /**
  * The store `openrath worker` gives its runtime: watched by a health endpoint on
- * `OPENRATH_WORKER_HEALTH_PORT` (on `OPENRATH_HOST`) when that is set, else `store` itself.
+ * `OPENRATH_WORKER_HEALTH_PORT` (on `OPENRATH_HOST`) when that is set, with the worker's metrics
+ * at `/metrics` when `metrics` is given; else `store` itself.
  */
-export function workerHealth(ctx: CommandContext, config: Config, store: RunStoreV1): Promise<RunStoreV1> {
+export function workerHealth(
+  ctx: CommandContext,
+  config: Config,
+  store: RunStoreV1,
+  metrics?: () => Promise<string>,
+): Promise<RunStoreV1> {
   const port = config.OPENRATH_WORKER_HEALTH_PORT;
   if (port === undefined) return Promise.resolve(store);
   return watchWorkerHealth(store, {
     port,
     host: config.OPENRATH_HOST,
     write: (line) => ctx.stderr.write(`  ${line}`),
+    ...(metrics ? { metrics } : {}),
   });
 }
