@@ -353,7 +353,7 @@ export function client(port: number): OpenRathClient {
 /** A submitted run, and which workflow it runs. */
 export interface Submitted {
   readonly id: string;
-  readonly workflow: "mams" | "ledger";
+  readonly workflow: "mams" | "ledger" | "bulky";
   readonly input: string;
 }
 

@@ -8,6 +8,7 @@ import { killWorker } from "./drills/kill-worker.js";
 import { postgresOutage } from "./drills/postgres-outage.js";
 import { redisOutage } from "./drills/redis-outage.js";
 import { rollingUpgrade } from "./drills/rolling-upgrade.js";
+import { s3Restart } from "./drills/s3-restart.js";
 import { type Report, ROOT, writeReport } from "./harness.js";
 
 const DRILLS: Record<string, (quick: boolean) => Promise<Report>> = {
@@ -17,6 +18,7 @@ const DRILLS: Record<string, (quick: boolean) => Promise<Report>> = {
   "redis-outage": redisOutage,
   "backup-restore": backupRestore,
   "rolling-upgrade": rollingUpgrade,
+  "s3-restart": s3Restart,
 };
 
 const argv = process.argv.slice(2).filter((arg) => arg !== "--");

@@ -3,11 +3,19 @@
 // makes to a ledger file, so a drill can count effects that happened twice.
 import { appendFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Agent, defaultRegistry, defineTool, ScriptedProvider, type ScriptedTurn } from "@openrath/core";
+import {
+  Agent,
+  defaultRegistry,
+  defineTool,
+  ScriptedProvider,
+  type ScriptedTurn,
+  type Session,
+} from "@openrath/core";
 import { scriptedBrain } from "@openrath/demo";
 import { DurableMamsWorkflow } from "@openrath/demo/durable";
 import { defineWorkflow } from "@openrath/runtime-durable";
 import { localSandbox } from "@openrath/sandbox-local";
+import { BULK_BYTES, bulk } from "./bulk.js";
 
 const ledger = process.env.DRILL_LEDGER ?? "";
 const workspace = process.env.DRILL_WORKSPACE ?? "";
@@ -109,3 +117,15 @@ function ledgerRevision(revision: string) {
       session.append({ kind: "assistant", content: `audited by revision ${revision}` }),
     );
 }
+
+const bulkStep = (n: number) => async (session: Session) =>
+  session.append({
+    kind: "assistant",
+    content: bulk(String((session.chunks[0] as { content?: unknown } | undefined)?.content ?? ""), n),
+  });
+
+/** Three steps, each committing a chunk of {@link BULK_BYTES}: uploads to cut. */
+export const bulky = defineWorkflow("bulky")
+  .step("one", bulkStep(1), { entry: true, next: "two", retry: { maxAttempts: 5 } })
+  .step("two", bulkStep(2), { next: "three", retry: { maxAttempts: 5 } })
+  .step("three", bulkStep(3), { retry: { maxAttempts: 5 } });
