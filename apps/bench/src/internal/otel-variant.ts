@@ -239,4 +239,6 @@ process.on("message", async (request: Request) => {
     send({ error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
   }
 });
+// The parent gone (finished, or failed and exited), the worker's timers must not keep this alive.
+process.on("disconnect", () => process.exit(0));
 send({ ready: true, recording, chainSteps: CHAIN_STEPS });
