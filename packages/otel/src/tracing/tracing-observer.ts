@@ -28,12 +28,8 @@ export function tracingObserver(options: TracingObserverOptions): RunObserver {
       const outer = currentScope();
       const parent = parentContext();
       const base = options.base ?? outer?.base;
-      const start = startOf(work, captureContent);
-      const span = tracer.startSpan(
-        start.name,
-        { kind: start.kind, attributes: base ? { ...base, ...start.attributes } : start.attributes },
-        parent,
-      );
+      const start = startOf(work, captureContent, base);
+      const span = tracer.startSpan(start.name, { kind: start.kind, attributes: start.attributes }, parent);
       if (!span.isRecording()) {
         span.end();
         return run(NOT_RECORDED);

@@ -18,20 +18,28 @@ export interface SpanStart {
   readonly attributes: Attributes;
 }
 
-/** The name, kind and attributes of the span of `work`. */
-export function startOf(work: ObservedWork, captureContent: boolean): SpanStart {
-  const session = work.session;
-  const ids: Attributes = {
-    [OPENRATH.sessionId]: session.id,
-    [OPENRATH.lineageNodeId]: session.lineage.id,
-  };
+/**
+ * The name, kind and attributes of the span of `work`, with `base`'s attributes under its own.
+ * Each case builds one object literal: this runs for every observed call even with no SDK
+ * registered, and spreading into a literal is several times slower on Node 20 than writing it out.
+ */
+export function startOf(work: ObservedWork, captureContent: boolean, base?: Attributes): SpanStart {
+  const start = spanStart(work, captureContent);
+  if (base) for (const key in base) if (!(key in start.attributes)) start.attributes[key] = base[key];
+  return start;
+}
+
+function spanStart(work: ObservedWork, captureContent: boolean): SpanStart {
+  const sessionId = work.session.id;
+  const nodeId = work.session.lineage.id;
   switch (work.kind) {
     case "agent":
       return {
         name: `invoke_agent ${work.name}`,
         kind: SpanKind.INTERNAL,
         attributes: {
-          ...ids,
+          [OPENRATH.sessionId]: sessionId,
+          [OPENRATH.lineageNodeId]: nodeId,
           [GEN_AI.operationName]: "invoke_agent",
           [GEN_AI.agentName]: work.name,
           [OPENRATH.path]: work.path,
@@ -41,13 +49,19 @@ export function startOf(work: ObservedWork, captureContent: boolean): SpanStart 
       return {
         name: `workflow ${work.name}`,
         kind: SpanKind.INTERNAL,
-        attributes: { ...ids, [OPENRATH.workflow]: work.name, [OPENRATH.path]: work.path },
+        attributes: {
+          [OPENRATH.sessionId]: sessionId,
+          [OPENRATH.lineageNodeId]: nodeId,
+          [OPENRATH.workflow]: work.name,
+          [OPENRATH.path]: work.path,
+        },
       };
     case "model": {
       const { call, provider } = work;
       const model = call.request.model ?? provider.model;
       const attributes: Attributes = {
-        ...ids,
+        [OPENRATH.sessionId]: sessionId,
+        [OPENRATH.lineageNodeId]: nodeId,
         [GEN_AI.operationName]: "chat",
         [GEN_AI.providerName]: provider.name,
         [GEN_AI.requestModel]: model,
@@ -66,7 +80,8 @@ export function startOf(work: ObservedWork, captureContent: boolean): SpanStart 
     case "tool": {
       const { dispatch } = work;
       const attributes: Attributes = {
-        ...ids,
+        [OPENRATH.sessionId]: sessionId,
+        [OPENRATH.lineageNodeId]: nodeId,
         [GEN_AI.operationName]: "execute_tool",
         [GEN_AI.toolName]: dispatch.tool.name,
         [GEN_AI.toolCallId]: dispatch.call.id,
@@ -83,7 +98,8 @@ export function startOf(work: ObservedWork, captureContent: boolean): SpanStart 
         ? String(work.command[0] ?? "")
         : String(work.command).trim().split(/\s+/)[0]!;
       const attributes: Attributes = {
-        ...ids,
+        [OPENRATH.sessionId]: sessionId,
+        [OPENRATH.lineageNodeId]: nodeId,
         [OPENRATH.sandboxId]: work.sandboxId,
         [OPENRATH.sandboxMethod]: work.method,
         // The program only: arguments may carry secrets or user content.
@@ -99,23 +115,38 @@ export function startOf(work: ObservedWork, captureContent: boolean): SpanStart 
       return {
         name: `memory.recall ${work.agent}`,
         kind: SpanKind.INTERNAL,
-        attributes: {
-          ...ids,
-          [GEN_AI.agentName]: work.agent,
-          ...(captureContent ? { [OPENRATH.memoryQuery]: work.query } : {}),
-        },
+        attributes: captureContent
+          ? {
+              [OPENRATH.sessionId]: sessionId,
+              [OPENRATH.lineageNodeId]: nodeId,
+              [GEN_AI.agentName]: work.agent,
+              [OPENRATH.memoryQuery]: work.query,
+            }
+          : {
+              [OPENRATH.sessionId]: sessionId,
+              [OPENRATH.lineageNodeId]: nodeId,
+              [GEN_AI.agentName]: work.agent,
+            },
       };
     case "memory.commit":
       return {
         name: `memory.commit ${work.agent}`,
         kind: SpanKind.INTERNAL,
-        attributes: { ...ids, [GEN_AI.agentName]: work.agent },
+        attributes: {
+          [OPENRATH.sessionId]: sessionId,
+          [OPENRATH.lineageNodeId]: nodeId,
+          [GEN_AI.agentName]: work.agent,
+        },
       };
     case "select":
       return {
         name: `select ${work.selector}`,
         kind: SpanKind.INTERNAL,
-        attributes: { ...ids, [OPENRATH.selectorCandidates]: [...work.candidates] },
+        attributes: {
+          [OPENRATH.sessionId]: sessionId,
+          [OPENRATH.lineageNodeId]: nodeId,
+          [OPENRATH.selectorCandidates]: [...work.candidates],
+        },
       };
   }
 }
