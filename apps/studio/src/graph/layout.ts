@@ -9,7 +9,7 @@ export interface Placed {
   readonly y: number;
 }
 
-let elk: InstanceType<typeof ELK> | undefined;
+let engine: InstanceType<typeof ELK> | undefined;
 
 /**
  * Lays the DAG out left to right with ELK's layered algorithm (parents left of children, edge
@@ -19,11 +19,22 @@ export async function layoutLineage(
   nodes: readonly { id: string; parents: readonly string[] }[],
   aspectRatio = 1.6,
 ): Promise<Map<string, Placed>> {
-  if (!elk) {
+  const start = performance.now();
+  if (!engine) {
     // Loaded on first use: the layout engine is most of the bundle, and only the graph needs it.
     const { default: Elk } = await import("elkjs/lib/elk.bundled.js");
-    elk = new Elk();
+    engine = new Elk();
   }
+  const out = await layoutWith(engine, nodes, aspectRatio);
+  performance.measure("studio graph layout", { start, end: performance.now() });
+  return out;
+}
+
+export async function layoutWith(
+  elk: InstanceType<typeof ELK>,
+  nodes: readonly { id: string; parents: readonly string[] }[],
+  aspectRatio: number,
+): Promise<Map<string, Placed>> {
   const ids = new Set(nodes.map((n) => n.id));
   const large = nodes.length > 40;
   const graph = (options: Record<string, string>) => ({
