@@ -6,5 +6,7 @@ export default defineConfig({
   base: "/studio/",
   plugins: [react()],
   resolve: { conditions: ["@openrath/source"] },
+  // The graph's layout worker (src/graph/layout.ts) is an ES module, like the page.
+  worker: { format: "es" },
   build: { outDir: "dist", emptyOutDir: true, chunkSizeWarningLimit: 2000 },
 });

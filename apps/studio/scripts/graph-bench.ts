@@ -19,7 +19,7 @@ import { extname, join, normalize } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { layoutWith } from "../src/graph/layout.js";
+import { layoutWith } from "../src/graph/elk-layout.js";
 import { manyRounds } from "./many-rounds.js";
 
 const { values } = parseArgs({
@@ -132,11 +132,12 @@ async function browser() {
               requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now() - start)));
             }),
         );
+        const settled = await page.locator(".lineage-node").count();
         console.log(
           `chromium open ${i + 1}: first node drawn ${ms(marks.drawnAt ?? 0)} after navigation ` +
             `(page loaded at ${ms(marks.loaded ?? 0)}, layout ${ms(marks.layout ?? 0)}), ${marks.drawn} nodes in the DOM, longest ` +
             `main-thread task ${ms(marks.longestTask ?? 0)} (${marks.tasksOver50} over 50 ms), ` +
-            `next two frames ${ms(pan)}${errors.length > 0 ? `; errors: ${errors.join("; ")}` : ""}`,
+            `next two frames ${ms(pan)}, then ${settled} nodes in the DOM${errors.length > 0 ? `; errors: ${errors.join("; ")}` : ""}`,
         );
       } finally {
         await context.close();

@@ -1,78 +1,58 @@
-import type ELK from "elkjs/lib/elk.bundled.js";
+import type { LayoutNodes, Placed } from "./elk-layout.js";
+import type { LayoutReply, LayoutRequest } from "./layout.worker.js";
 
-/** Node size in the drawing, in CSS pixels. */
-export const NODE_WIDTH = 184;
-export const NODE_HEIGHT = 64;
+export { LARGE_GRAPH, NODE_HEIGHT, NODE_WIDTH, type Placed } from "./elk-layout.js";
 
-export interface Placed {
-  readonly x: number;
-  readonly y: number;
+let worker: Worker | undefined;
+let next = 0;
+const pending = new Map<
+  number,
+  { resolve: (placed: Map<string, Placed>) => void; reject: (e: Error) => void }
+>();
+
+/** The layout worker, started on first use (ELK is most of the bundle, and only the graph needs it). */
+function layoutWorker(): Worker {
+  if (worker) return worker;
+  worker = new Worker(new URL("./layout.worker.ts", import.meta.url), { type: "module", name: "layout" });
+  worker.onmessage = ({ data }: MessageEvent<LayoutReply>) => {
+    const waiting = pending.get(data.id);
+    pending.delete(data.id);
+    if (!waiting) return;
+    if ("error" in data) waiting.reject(new Error(`layout failed: ${data.error}`));
+    else waiting.resolve(new Map(data.placed.map(([id, x, y]) => [id, { x, y }])));
+  };
+  worker.onerror = (event) => {
+    // The worker could not start (or died): every layout still waiting fails, the next starts anew.
+    for (const waiting of pending.values()) waiting.reject(new Error(`layout worker: ${event.message}`));
+    pending.clear();
+    worker?.terminate();
+    worker = undefined;
+  };
+  return worker;
 }
 
-let engine: InstanceType<typeof ELK> | undefined;
+/** Starts the layout worker ahead of the first layout, so ELK has loaded by the time data arrives. */
+export function prepareLayout(): void {
+  layoutWorker();
+}
 
 /**
- * Lays the DAG out left to right with ELK's layered algorithm (parents left of children, edge
- * crossings reduced, long edges kept straight); returns each node's top-left corner.
+ * Lays the DAG out in the layout worker (`layoutWith` of elk-layout.ts); returns each node's top-left
+ * corner. Timed as the User Timing measure "studio graph layout".
  */
-export async function layoutLineage(
-  nodes: readonly { id: string; parents: readonly string[] }[],
-  aspectRatio = 1.6,
-): Promise<Map<string, Placed>> {
+export function layoutLineage(nodes: LayoutNodes, aspectRatio = 1.6): Promise<Map<string, Placed>> {
   const start = performance.now();
-  if (!engine) {
-    // Loaded on first use: the layout engine is most of the bundle, and only the graph needs it.
-    const { default: Elk } = await import("elkjs/lib/elk.bundled.js");
-    engine = new Elk();
-  }
-  const out = await layoutWith(engine, nodes, aspectRatio);
-  performance.measure("studio graph layout", { start, end: performance.now() });
-  return out;
-}
-
-export async function layoutWith(
-  elk: InstanceType<typeof ELK>,
-  nodes: readonly { id: string; parents: readonly string[] }[],
-  aspectRatio: number,
-): Promise<Map<string, Placed>> {
-  const ids = new Set(nodes.map((n) => n.id));
-  const large = nodes.length > 40;
-  const graph = (options: Record<string, string>) => ({
-    id: "root",
-    layoutOptions: {
-      "elk.algorithm": "layered",
-      "elk.direction": "RIGHT",
-      "elk.layered.spacing.nodeNodeBetweenLayers": "56",
-      "elk.spacing.nodeNode": "22",
-      "elk.layered.crossingMinimization.strategy": "LAYER_SWEEP",
-      // React Flow draws the edges itself; ELK's cheapest routing is enough for node spacing.
-      "elk.edgeRouting": "POLYLINE",
-      ...options,
-    },
-    children: nodes.map((n) => ({ id: n.id, width: NODE_WIDTH, height: NODE_HEIGHT })),
-    edges: nodes.flatMap((n) =>
-      n.parents
-        .filter((p) => ids.has(p) && p !== n.id)
-        .map((p, i) => ({ id: `${p}->${n.id}#${i}`, sources: [p], targets: [n.id] })),
-    ),
+  const id = next++;
+  const request: LayoutRequest = {
+    id,
+    nodes: nodes.map((n) => ({ id: n.id, parents: n.parents })),
+    aspectRatio,
+  };
+  return new Promise<Map<string, Placed>>((resolve, reject) => {
+    pending.set(id, { resolve, reject });
+    layoutWorker().postMessage(request);
+  }).then((placed) => {
+    performance.measure("studio graph layout", { start, end: performance.now() });
+    return placed;
   });
-  let result: Awaited<ReturnType<typeof elk.layout>>;
-  try {
-    result = await elk.layout(
-      graph({
-        // Network simplex places nodes best but grows steeply; past a few hundred nodes (and on
-        // deep chains, where it overflows the stack) Brandes-Koepf.
-        "elk.layered.nodePlacement.strategy": large ? "BRANDES_KOEPF" : "NETWORK_SIMPLEX",
-        // A long chain wraps into rows near the window's shape, so it opens readable when fitted.
-        "elk.layered.wrapping.strategy": "MULTI_EDGE",
-        "elk.aspectRatio": aspectRatio.toFixed(2),
-      }),
-    );
-  } catch {
-    // The wrapping pass recurses per layer; a graph too deep for it is laid out unwrapped.
-    result = await elk.layout(graph({ "elk.layered.nodePlacement.strategy": "BRANDES_KOEPF" }));
-  }
-  const out = new Map<string, Placed>();
-  for (const child of result.children ?? []) out.set(child.id, { x: child.x ?? 0, y: child.y ?? 0 });
-  return out;
 }

@@ -23,15 +23,13 @@ import {
 } from "@xyflow/react";
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ChunkPanel } from "./chunk-panel.js";
-import { layoutLineage, NODE_HEIGHT, NODE_WIDTH, type Placed } from "./layout.js";
+import { LARGE_GRAPH, layoutLineage, NODE_HEIGHT, NODE_WIDTH, type Placed } from "./layout.js";
 
 export type { LineageViewData, ViewChunk } from "@openrath/lineage-view";
 
 /** Options of {@link LineageView}. */
 export interface LineageViewProps {
   readonly data: LineageViewData;
-  /** A link to a node's trace span, when tracing is on (from `extras["trace.id"]`). */
-  readonly traceUrl?: (node: LineageGraphNode) => string | undefined;
 }
 
 interface NodeData extends Record<string, unknown> {
@@ -91,6 +89,19 @@ const LineageNodeBox = memo(function LineageNodeBox({ data, selected }: NodeProp
 
 const nodeTypes = { lineage: LineageNodeBox };
 
+// Where the node box's Handles sit: 6 px squares centred on the middle of the left and right sides.
+const HANDLES: NonNullable<Node["handles"]> = [
+  { type: "target", position: Position.Left, x: -3, y: NODE_HEIGHT / 2 - 3, width: 6, height: 6 },
+  {
+    type: "source",
+    position: Position.Right,
+    x: NODE_WIDTH - 3,
+    y: NODE_HEIGHT / 2 - 3,
+    width: 6,
+    height: 6,
+  },
+];
+
 /**
  * The session graph: the lineage DAG left to right (ELK layered layout) in React Flow, node kinds
  * drawn in distinct shapes and colours, pan by drag, zoom by wheel, a minimap, fitted and centred
@@ -106,9 +117,11 @@ export function LineageView(props: LineageViewProps) {
   );
 }
 
-function LineageCanvas({ data, traceUrl }: LineageViewProps) {
+function LineageCanvas({ data }: LineageViewProps) {
   const { graph, finalId } = data;
   const [positions, setPositions] = useState<Map<string, Placed> | null>(null);
+  const [layoutError, setLayoutError] = useState<string | null>(null);
+  const large = graph.nodes.length > LARGE_GRAPH;
   const [selected, setSelected] = useState<string | null>(null);
   const [query, setQuery] = useState("");
   const [current, setCurrent] = useState(0);
@@ -119,7 +132,11 @@ function LineageCanvas({ data, traceUrl }: LineageViewProps) {
     let live = true;
     const box = canvas.current?.getBoundingClientRect();
     const aspect = box && box.height > 0 ? box.width / box.height : 1.6;
-    layoutLineage(graph.nodes, aspect).then((placed) => live && setPositions(placed));
+    setLayoutError(null);
+    layoutLineage(graph.nodes, aspect).then(
+      (placed) => live && setPositions(placed),
+      (error: Error) => live && setLayoutError(error.message),
+    );
     return () => {
       live = false;
     };
@@ -158,6 +175,9 @@ function LineageCanvas({ data, traceUrl }: LineageViewProps) {
       position: positions.get(node.id) ?? { x: 0, y: 0 },
       width: NODE_WIDTH,
       height: NODE_HEIGHT,
+      // Handles known up front: React Flow then draws only the visible nodes from the first frame
+      // (it renders every node once to measure handles it does not know).
+      handles: HANDLES,
       selected: node.id === selected,
       ariaLabel: `${node.op} ${node.operator} ${shortId(node.id)}`,
       data: {
@@ -187,12 +207,23 @@ function LineageCanvas({ data, traceUrl }: LineageViewProps) {
     [graph, path],
   );
 
-  const onInit = useCallback(() => {
-    requestAnimationFrame(() => flow.fitView({ padding: 0.1, maxZoom: 1.2 }));
-  }, [flow]);
+  // A graph opens fitted whole; a large one on its final session at a readable zoom (fitted, its
+  // nodes would be specks and all of them drawn), the minimap and the controls' fit for the rest.
+  const open = useCallback(() => {
+    requestAnimationFrame(() => {
+      const focus = large
+        ? positions?.get(finalId ?? graph.nodes[graph.nodes.length - 1]?.id ?? "")
+        : undefined;
+      // The final session near the right edge, the work that led to it filling the view.
+      const width = (canvas.current?.clientWidth ?? 1000) / 0.75;
+      if (focus)
+        flow.setCenter(focus.x + NODE_WIDTH * 1.5 - width / 2, focus.y + NODE_HEIGHT / 2, { zoom: 0.75 });
+      else flow.fitView({ padding: 0.1, maxZoom: 1.2 });
+    });
+  }, [flow, large, positions, finalId, graph]);
   useEffect(() => {
-    if (positions) requestAnimationFrame(() => flow.fitView({ padding: 0.1, maxZoom: 1.2 }));
-  }, [positions, flow]);
+    if (positions) open();
+  }, [positions, open]);
 
   const focusNode = (id: string) => {
     setSelected(id);
@@ -256,13 +287,13 @@ function LineageCanvas({ data, traceUrl }: LineageViewProps) {
               nodes={nodes}
               edges={edges}
               nodeTypes={nodeTypes}
-              onInit={onInit}
-              fitView
+              onInit={open}
+              fitView={!large}
               minZoom={0.05}
               maxZoom={2.5}
               nodesDraggable={false}
               nodesConnectable={false}
-              onlyRenderVisibleElements={graph.nodes.length > 300}
+              onlyRenderVisibleElements={large}
               onNodeClick={(_, node) => setSelected(node.id)}
               onNodesChange={(changes) => {
                 // Enter or Space on a focused node selects it (React Flow reports it as a change).
@@ -282,6 +313,10 @@ function LineageCanvas({ data, traceUrl }: LineageViewProps) {
                 nodeStrokeColor={(n) => nodeKindOf((n.data as NodeData).node.op).stroke}
               />
             </ReactFlow>
+          ) : layoutError ? (
+            <p className="error pad" role="alert">
+              {layoutError}
+            </p>
           ) : (
             <p className="muted pad">Laying out {graph.nodes.length} sessions…</p>
           )}
@@ -294,7 +329,6 @@ function LineageCanvas({ data, traceUrl }: LineageViewProps) {
               query={query.trim()}
               hitId={match?.id}
               onSelect={focusNode}
-              traceUrl={traceUrl?.(selectedNode)}
             />
           ) : (
             <div className="empty">

@@ -1,7 +1,9 @@
 import { lineageFromSessions, type SessionJsonLike } from "@openrath/lineage-view";
 import { useQuery } from "@tanstack/react-query";
+import { useEffect } from "react";
 import { describeError, useClient } from "../api.js";
 import { shortId } from "../format.js";
+import { prepareLayout } from "../graph/layout.js";
 import { LineageView } from "../graph/lineage-view.js";
 import { href } from "../router.js";
 
@@ -27,6 +29,8 @@ export function useRunLineage(runId: string | undefined) {
 
 export function GraphScreen({ runId }: { runId: string }) {
   const lineage = useRunLineage(runId);
+  // ELK loads in the layout worker while the checkpoints are read.
+  useEffect(prepareLayout, []);
   return (
     <section aria-labelledby="graph-title" className="graph-screen">
       <div className="screen-head">
