@@ -1,6 +1,14 @@
 import type { LineageGraphNode } from "@openrath/core";
 import { type LineageViewData, mergeSides, nodeKindOf, type ViewChunk } from "@openrath/lineage-view";
-import type { ReactNode } from "react";
+import { type ReactNode, useState } from "react";
+import {
+  JAEGER_TEMPLATE,
+  storedTraceTemplate,
+  storeTraceTemplate,
+  type TraceIds,
+  traceOf,
+  traceUrl,
+} from "./trace-link.js";
 
 interface ChunkPanelProps {
   readonly data: LineageViewData;
@@ -8,7 +16,6 @@ interface ChunkPanelProps {
   readonly query: string;
   readonly hitId: string | undefined;
   readonly onSelect: (id: string) => void;
-  readonly traceUrl: string | undefined;
 }
 
 const shortId = (id: string) => id.replace(/-/g, "").slice(-8);
@@ -112,8 +119,89 @@ function Chunks({ chunks, query, hitId }: { chunks: readonly ViewChunk[]; query:
   );
 }
 
+/** One id with a button that copies it. */
+function CopyableId({ label, id }: { label: string; id: string }) {
+  const [copied, setCopied] = useState<string | null>(null);
+  return (
+    <>
+      <dt>{label}</dt>
+      <dd>
+        <code className="trace-id">{id}</code>{" "}
+        <button
+          type="button"
+          className="copy"
+          aria-label={`Copy ${label}`}
+          onClick={() =>
+            navigator.clipboard
+              .writeText(id)
+              .then(() => setCopied("copied"))
+              .catch(() => setCopied("select the id to copy it"))
+          }
+        >
+          copy
+        </button>
+        {copied ? <span className="muted small"> {copied}</span> : null}
+      </dd>
+    </>
+  );
+}
+
+/**
+ * The trace and span that made a session: the ids with copy buttons, a link into the trace viewer
+ * when this browser has its URL template (localStorage; http(s) only), and the form to set it.
+ */
+function TraceSection({ trace }: { trace: TraceIds }) {
+  const [template, setTemplate] = useState(storedTraceTemplate);
+  const [draft, setDraft] = useState(template ?? "");
+  const [refusal, setRefusal] = useState<string | null>(null);
+  const href = template ? traceUrl(template, trace) : undefined;
+  return (
+    <section className="trace" aria-label="Trace">
+      <h3>Trace</h3>
+      <dl className="facts">
+        <CopyableId label="trace id" id={trace.traceId} />
+        <CopyableId label="span id" id={trace.spanId} />
+      </dl>
+      {href ? (
+        <a href={href} className="trace-link" target="_blank" rel="noopener noreferrer">
+          Open the span in the trace viewer
+        </a>
+      ) : null}
+      <details className="trace-settings">
+        <summary>{template ? "Trace viewer URL" : "Set a trace viewer URL to link spans"}</summary>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            const refused = storeTraceTemplate(draft);
+            setRefusal(refused ? `${refused.message} [${refused.code}]` : null);
+            if (!refused) setTemplate(storedTraceTemplate());
+          }}
+        >
+          <label htmlFor="trace-template">
+            URL template ({"{traceId}"}, {"{spanId}"})
+          </label>
+          <input
+            id="trace-template"
+            type="url"
+            placeholder={JAEGER_TEMPLATE}
+            value={draft}
+            onChange={(e) => setDraft(e.target.value)}
+          />
+          <button type="submit">Save</button>
+          {refusal ? (
+            <p className="error" role="alert">
+              {refusal}
+            </p>
+          ) : null}
+          <p className="muted small">Kept in this browser (localStorage). Empty to forget it.</p>
+        </form>
+      </details>
+    </section>
+  );
+}
+
 /** The side panel of a selected session. */
-export function ChunkPanel({ data, node, query, hitId, onSelect, traceUrl }: ChunkPanelProps) {
+export function ChunkPanel({ data, node, query, hitId, onSelect }: ChunkPanelProps) {
   const kind = nodeKindOf(node.op);
   const own = data.chunks.filter((c) => c.sessionId === node.id);
   const children = data.graph.edges.filter((e) => e.from === node.id).map((e) => e.to);
@@ -143,12 +231,8 @@ export function ChunkPanel({ data, node, query, hitId, onSelect, traceUrl }: Chu
         </span>
         <h2>{node.operator}</h2>
         <div className="ident">{node.id}</div>
-        {traceUrl ? (
-          <a href={traceUrl} className="trace-link">
-            trace span
-          </a>
-        ) : null}
       </div>
+      {traceOf(node) ? <TraceSection trace={traceOf(node)!} /> : null}
       <dl className="facts">
         <dt>created</dt>
         <dd>{new Date(node.createdAt).toISOString().replace("T", " ").slice(0, 23)}</dd>
