@@ -137,10 +137,15 @@ describe.skipIf(!postgres.available)(`shutdown hands the work over (${postgres.r
       async () => (await logOf(log, [run.id])).some((r) => r.step === "two" && r.what === "start"),
       "the run started step two on worker a",
     );
-    const b = await worker(schema, "b", 50, 10_000);
-    expect(b.plan).toBe(a.plan);
+    // Stopped at once, while step two (1.5 s) runs: a 200 ms drain cannot let it finish. B starts
+    // only after A is gone, so how long a process takes to start on a loaded machine does not matter.
     a.worker.child.kill("SIGTERM");
     await a.worker.exited;
+    // Handed back, not left to its 20 s lease: queued again the moment A exits.
+    expect((await runtime.get(run.id))?.status).toBe("queued");
+    expect((await handover(log, schema, run.id)).released).toBeDefined();
+    const b = await worker(schema, "b", 50, 10_000);
+    expect(b.plan).toBe(a.plan);
     expect((await runtime.wait(run.id, { signal: AbortSignal.timeout(30_000) })).status).toBe("succeeded");
     const rows = await logOf(log, [run.id]);
     const startsOf = (step: string) => rows.filter((r) => r.step === step && r.what === "start");
@@ -150,7 +155,5 @@ describe.skipIf(!postgres.available)(`shutdown hands the work over (${postgres.r
     expect(startsOf("two").map((r) => r.worker)).toEqual(["a", "b"]);
     for (const step of FAULT_STEPS.slice(2, STEPS))
       expect(startsOf(step).map((r) => r.worker)).toEqual(["b"]);
-    const { released, claimed } = await handover(log, schema, run.id);
-    expect(claimed! - released!).toBeLessThan(1000);
   });
 });

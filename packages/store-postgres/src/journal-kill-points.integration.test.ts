@@ -145,7 +145,7 @@ describe.concurrent("the journal under kill -9 at every point, with the options 
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }, 240_000);
+  }, 420_000);
 
   if (postgres.available) {
     it(`PostgreSQL: ${title}`, async ({ expect }) => {
