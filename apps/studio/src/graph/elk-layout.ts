@@ -82,3 +82,114 @@ export async function layoutWith(
   for (const child of result.children ?? []) out.set(child.id, { x: child.x ?? 0, y: child.y ?? 0 });
   return out;
 }
+
+/**
+ * The nodes (in the given topological order) cut into runs of at least `size` nodes at sessions
+ * no edge passes over: every edge between two runs starts at the last node of one and ends in the
+ * next, so ELK can lay each run out on its own and then the runs as a chain.
+ */
+export function runsOf(nodes: LayoutNodes, size: number): LayoutNodes[] {
+  const at = new Map(nodes.map((n, i) => [n.id, i]));
+  // over[i] > 0: some edge passes over node i (from before it to after it).
+  const over = new Array<number>(nodes.length + 1).fill(0);
+  nodes.forEach((n, i) => {
+    for (const p of n.parents) {
+      const from = at.get(p);
+      if (from !== undefined && i - from > 1) {
+        over[from + 1]! += 1;
+        over[i]! -= 1;
+      }
+    }
+  });
+  const runs: LayoutNodes[] = [];
+  let run: LayoutNodes[number][] = [];
+  let passing = 0;
+  nodes.forEach((n, i) => {
+    passing += over[i]!;
+    run.push(n);
+    if (passing === 0 && run.length >= size && i < nodes.length - 1 && (over[i + 1] ?? 0) === 0) {
+      runs.push(run);
+      run = [];
+    }
+  });
+  if (run.length > 0) runs.push(run);
+  return runs;
+}
+
+/** Nodes per run when a large graph is laid out run by run. */
+export const RUN_SIZE = 60;
+
+const RUN_OPTIONS = {
+  "elk.algorithm": "layered",
+  "elk.direction": "RIGHT",
+  "elk.layered.spacing.nodeNodeBetweenLayers": "56",
+  "elk.spacing.nodeNode": "22",
+  "elk.edgeRouting": "POLYLINE",
+  "elk.layered.nodePlacement.strategy": "BRANDES_KOEPF",
+  "elk.layered.cycleBreaking.strategy": "DEPTH_FIRST",
+  "elk.separateConnectedComponents": "false",
+  "elk.padding": "[top=12,left=12,bottom=12,right=12]",
+};
+
+const runGraph = (id: string, run: LayoutNodes) => {
+  const ids = new Set(run.map((n) => n.id));
+  return {
+    id,
+    layoutOptions: RUN_OPTIONS,
+    children: run.map((n) => ({ id: n.id, width: NODE_WIDTH, height: NODE_HEIGHT })),
+    edges: run.flatMap((n) =>
+      n.parents
+        .filter((p) => ids.has(p) && p !== n.id)
+        .map((p, i) => ({ id: `${p}->${n.id}#${i}`, sources: [p], targets: [n.id] })),
+    ),
+  };
+};
+
+/**
+ * A large graph laid out by ELK run by run ({@link runsOf}): `"last"` lays out only the run that
+ * ends in the newest sessions (fast, drawn first), `"all"` every run as a compound node of one ELK
+ * graph, the runs chained and wrapped to the window's shape. The last run's nodes sit the same
+ * relative to each other in both, so the page can swap one for the other without a jump.
+ */
+export async function layoutRuns(
+  elk: InstanceType<typeof ELK>,
+  nodes: LayoutNodes,
+  aspectRatio: number,
+  part: "last" | "all",
+): Promise<Map<string, Placed>> {
+  const runs = runsOf(nodes, RUN_SIZE);
+  const out = new Map<string, Placed>();
+  if (part === "last") {
+    const result = await elk.layout(runGraph("root", runs[runs.length - 1]!));
+    for (const child of result.children ?? []) out.set(child.id, { x: child.x ?? 0, y: child.y ?? 0 });
+    return out;
+  }
+  const runOf = new Map<string, number>();
+  runs.forEach((run, k) => {
+    for (const n of run) runOf.set(n.id, k);
+  });
+  const links = new Set<string>();
+  for (const n of nodes)
+    for (const p of n.parents) {
+      const [a, b] = [runOf.get(p), runOf.get(n.id)];
+      if (a !== undefined && b !== undefined && a !== b) links.add(`${a}>${b}`);
+    }
+  const result = await elk.layout({
+    id: "root",
+    layoutOptions: {
+      ...RUN_OPTIONS,
+      "elk.hierarchyHandling": "SEPARATE_CHILDREN",
+      "elk.layered.wrapping.strategy": "MULTI_EDGE",
+      "elk.aspectRatio": aspectRatio.toFixed(2),
+    },
+    children: runs.map((run, k) => runGraph(`\u0000run ${k}`, run)),
+    edges: [...links].map((link) => {
+      const [a, b] = link.split(">");
+      return { id: `\u0000link ${link}`, sources: [`\u0000run ${a}`], targets: [`\u0000run ${b}`] };
+    }),
+  });
+  for (const run of result.children ?? [])
+    for (const child of run.children ?? [])
+      out.set(child.id, { x: (run.x ?? 0) + (child.x ?? 0), y: (run.y ?? 0) + (child.y ?? 0) });
+  return out;
+}

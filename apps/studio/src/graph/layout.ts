@@ -1,7 +1,7 @@
 import type { LayoutNodes, Placed } from "./elk-layout.js";
 import type { LayoutReply, LayoutRequest } from "./layout.worker.js";
 
-export { LARGE_GRAPH, NODE_HEIGHT, NODE_WIDTH, type Placed } from "./elk-layout.js";
+export { LARGE_GRAPH, NODE_HEIGHT, NODE_WIDTH, type Placed, RUN_SIZE, runsOf } from "./elk-layout.js";
 
 let worker: Worker | undefined;
 let next = 0;
@@ -37,22 +37,31 @@ export function prepareLayout(): void {
 }
 
 /**
- * Lays the DAG out in the layout worker (`layoutWith` of elk-layout.ts); returns each node's top-left
- * corner. Timed as the User Timing measure "studio graph layout".
+ * Lays the DAG out in the layout worker (`layoutWith` of elk-layout.ts, or `layoutRuns` with a
+ * `part`); returns each node's top-left corner. Timed as the User Timing measure
+ * "studio graph layout" (with the part after it).
  */
-export function layoutLineage(nodes: LayoutNodes, aspectRatio = 1.6): Promise<Map<string, Placed>> {
+export function layoutLineage(
+  nodes: LayoutNodes,
+  aspectRatio = 1.6,
+  part?: "last" | "all",
+): Promise<Map<string, Placed>> {
   const start = performance.now();
   const id = next++;
   const request: LayoutRequest = {
     id,
     nodes: nodes.map((n) => ({ id: n.id, parents: n.parents })),
     aspectRatio,
+    ...(part ? { part } : {}),
   };
   return new Promise<Map<string, Placed>>((resolve, reject) => {
     pending.set(id, { resolve, reject });
     layoutWorker().postMessage(request);
   }).then((placed) => {
-    performance.measure("studio graph layout", { start, end: performance.now() });
+    performance.measure(part ? `studio graph layout ${part}` : "studio graph layout", {
+      start,
+      end: performance.now(),
+    });
     return placed;
   });
 }

@@ -1,11 +1,13 @@
 import Elk from "elkjs/lib/elk.bundled.js";
-import { type LayoutNodes, layoutWith } from "./elk-layout.js";
+import { type LayoutNodes, layoutRuns, layoutWith } from "./elk-layout.js";
 
 /** Studio's layout worker: ELK off the page's main thread, so a large graph never freezes it. */
 export interface LayoutRequest {
   readonly id: number;
   readonly nodes: LayoutNodes;
   readonly aspectRatio: number;
+  /** Run by run (`layoutRuns`): the last run alone, or all of them; whole (`layoutWith`) if absent. */
+  readonly part?: "last" | "all";
 }
 
 export type LayoutReply =
@@ -20,7 +22,9 @@ const scope = self as unknown as {
 
 scope.onmessage = async ({ data }) => {
   try {
-    const placed = await layoutWith(elk, data.nodes, data.aspectRatio);
+    const placed = data.part
+      ? await layoutRuns(elk, data.nodes, data.aspectRatio, data.part)
+      : await layoutWith(elk, data.nodes, data.aspectRatio);
     scope.postMessage({ id: data.id, placed: [...placed].map(([id, p]) => [id, p.x, p.y] as const) });
   } catch (error) {
     scope.postMessage({ id: data.id, error: error instanceof Error ? error.message : String(error) });

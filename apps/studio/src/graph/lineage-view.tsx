@@ -23,7 +23,15 @@ import {
 } from "@xyflow/react";
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ChunkPanel } from "./chunk-panel.js";
-import { LARGE_GRAPH, layoutLineage, NODE_HEIGHT, NODE_WIDTH, type Placed } from "./layout.js";
+import {
+  LARGE_GRAPH,
+  layoutLineage,
+  NODE_HEIGHT,
+  NODE_WIDTH,
+  type Placed,
+  RUN_SIZE,
+  runsOf,
+} from "./layout.js";
 
 export type { LineageViewData, ViewChunk } from "@openrath/lineage-view";
 
@@ -128,19 +136,37 @@ function LineageCanvas({ data }: LineageViewProps) {
   const flow = useReactFlow();
 
   const canvas = useRef<HTMLDivElement>(null);
+  // Whether the view has been opened on this graph, and how far the drawn nodes move next.
+  const opened = useRef(false);
+  const shift = useRef<Placed | null>(null);
   useEffect(() => {
     let live = true;
+    opened.current = false;
     const box = canvas.current?.getBoundingClientRect();
     const aspect = box && box.height > 0 ? box.width / box.height : 1.6;
     setLayoutError(null);
-    layoutLineage(graph.nodes, aspect).then(
-      (placed) => live && setPositions(placed),
-      (error: Error) => live && setLayoutError(error.message),
-    );
+    const fail = (error: Error) => live && setLayoutError(error.message);
+    if (large && runsOf(graph.nodes, RUN_SIZE).length > 1) {
+      // The run ending in the newest sessions first (drawn within the second), then every run;
+      // the last run is the same block in both, so the view follows it and nothing jumps.
+      layoutLineage(graph.nodes, aspect, "last")
+        .then((last) => {
+          if (!live) return;
+          setPositions(last);
+          return layoutLineage(graph.nodes, aspect, "all").then((all) => {
+            if (!live) return;
+            const [anchor] = last.keys();
+            const [from, to] = [last.get(anchor ?? ""), all.get(anchor ?? "")];
+            shift.current = from && to ? { x: to.x - from.x, y: to.y - from.y } : null;
+            setPositions(all);
+          });
+        })
+        .catch(fail);
+    } else layoutLineage(graph.nodes, aspect).then((placed) => live && setPositions(placed), fail);
     return () => {
       live = false;
     };
-  }, [graph]);
+  }, [graph, large]);
 
   const matches = useMemo(() => {
     const q = query.trim().toLowerCase();
@@ -169,42 +195,46 @@ function LineageCanvas({ data }: LineageViewProps) {
 
   const nodes: LineageNode[] = useMemo(() => {
     if (!positions) return [];
-    return graph.nodes.map((node) => ({
-      id: node.id,
-      type: "lineage",
-      position: positions.get(node.id) ?? { x: 0, y: 0 },
-      width: NODE_WIDTH,
-      height: NODE_HEIGHT,
-      // Handles known up front: React Flow then draws only the visible nodes from the first frame
-      // (it renders every node once to measure handles it does not know).
-      handles: HANDLES,
-      selected: node.id === selected,
-      ariaLabel: `${node.op} ${node.operator} ${shortId(node.id)}`,
-      data: {
-        node,
-        isFinal: node.id === finalId,
-        onPath: path?.nodes.has(node.id) ?? false,
-        dimmed: path !== null && !path.nodes.has(node.id),
-      },
-    }));
+    return graph.nodes
+      .filter((node) => positions.has(node.id))
+      .map((node) => ({
+        id: node.id,
+        type: "lineage",
+        position: positions.get(node.id) ?? { x: 0, y: 0 },
+        width: NODE_WIDTH,
+        height: NODE_HEIGHT,
+        // Handles known up front: React Flow then draws only the visible nodes from the first frame
+        // (it renders every node once to measure handles it does not know).
+        handles: HANDLES,
+        selected: node.id === selected,
+        ariaLabel: `${node.op} ${node.operator} ${shortId(node.id)}`,
+        data: {
+          node,
+          isFinal: node.id === finalId,
+          onPath: path?.nodes.has(node.id) ?? false,
+          dimmed: path !== null && !path.nodes.has(node.id),
+        },
+      }));
   }, [graph, positions, selected, finalId, path]);
 
   const edges: Edge[] = useMemo(
     () =>
-      graph.edges.map((e, i) => {
-        const hot = path?.edges.has(`${e.from}->${e.to}`) ?? false;
-        return {
-          id: `${e.from}->${e.to}#${i}`,
-          source: e.from,
-          target: e.to,
-          type: "default",
-          className: hot ? "on-path" : path ? "dimmed" : undefined,
-          markerEnd: { type: MarkerType.ArrowClosed, color: hot ? "#f59e0b" : "#94a3b8" },
-          style: hot ? { stroke: "#f59e0b", strokeWidth: 3 } : { stroke: "#94a3b8", strokeWidth: 1.5 },
-          data: { from: e.from, to: e.to },
-        };
-      }),
-    [graph, path],
+      graph.edges
+        .filter((e) => positions?.has(e.from) && positions.has(e.to))
+        .map((e, i) => {
+          const hot = path?.edges.has(`${e.from}->${e.to}`) ?? false;
+          return {
+            id: `${e.from}->${e.to}#${i}`,
+            source: e.from,
+            target: e.to,
+            type: "default",
+            className: hot ? "on-path" : path ? "dimmed" : undefined,
+            markerEnd: { type: MarkerType.ArrowClosed, color: hot ? "#f59e0b" : "#94a3b8" },
+            style: hot ? { stroke: "#f59e0b", strokeWidth: 3 } : { stroke: "#94a3b8", strokeWidth: 1.5 },
+            data: { from: e.from, to: e.to },
+          };
+        }),
+    [graph, path, positions],
   );
 
   // A graph opens fitted whole; a large one on its final session at a readable zoom (fitted, its
@@ -212,7 +242,7 @@ function LineageCanvas({ data }: LineageViewProps) {
   const open = useCallback(() => {
     requestAnimationFrame(() => {
       const focus = large
-        ? positions?.get(finalId ?? graph.nodes[graph.nodes.length - 1]?.id ?? "")
+        ? (positions?.get(finalId ?? "") ?? positions?.get(graph.nodes[graph.nodes.length - 1]?.id ?? ""))
         : undefined;
       // The final session near the right edge, the work that led to it filling the view.
       const width = (canvas.current?.clientWidth ?? 1000) / 0.75;
@@ -222,8 +252,20 @@ function LineageCanvas({ data }: LineageViewProps) {
     });
   }, [flow, large, positions, finalId, graph]);
   useEffect(() => {
-    if (positions) open();
-  }, [positions, open]);
+    if (!positions) return;
+    if (!opened.current) {
+      opened.current = true;
+      open();
+      return;
+    }
+    // The rest of a large graph arrived: keep the drawn nodes where they are on screen.
+    const by = shift.current;
+    shift.current = null;
+    if (by) {
+      const view = flow.getViewport();
+      flow.setViewport({ x: view.x - by.x * view.zoom, y: view.y - by.y * view.zoom, zoom: view.zoom });
+    }
+  }, [positions, open, flow]);
 
   const focusNode = (id: string) => {
     setSelected(id);
@@ -289,7 +331,7 @@ function LineageCanvas({ data }: LineageViewProps) {
               nodeTypes={nodeTypes}
               onInit={open}
               fitView={!large}
-              minZoom={0.05}
+              minZoom={large ? 0.02 : 0.05}
               maxZoom={2.5}
               nodesDraggable={false}
               nodesConnectable={false}
