@@ -3,6 +3,7 @@
 // drill lost a record or duplicated an effect, or did not recover.
 import { relative } from "node:path";
 import { backupRestore } from "./drills/backup-restore.js";
+import { diskFull } from "./drills/disk-full.js";
 import { killApi } from "./drills/kill-api.js";
 import { killWorker } from "./drills/kill-worker.js";
 import { postgresOutage } from "./drills/postgres-outage.js";
@@ -19,6 +20,7 @@ const DRILLS: Record<string, (quick: boolean) => Promise<Report>> = {
   "backup-restore": backupRestore,
   "rolling-upgrade": rollingUpgrade,
   "s3-restart": s3Restart,
+  "disk-full": diskFull,
 };
 
 const argv = process.argv.slice(2).filter((arg) => arg !== "--");

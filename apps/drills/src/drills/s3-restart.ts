@@ -19,19 +19,20 @@ import {
 } from "../harness.js";
 
 const LAUNCHER = join(ROOT, "packages", "artifacts-s3", "src", "testing", "serve-s3rver.mjs");
-const BUCKET = "openrath-drills";
+export const BUCKET = "openrath-drills";
 
 /** An S3-compatible server (s3rver) of the drill's own, on a fixed port so it can come back on it. */
-class S3 {
+export class S3 {
   private child: ChildProcess | undefined;
   constructor(
     readonly dir: string,
     readonly port: number,
   ) {
-    // s3rver keeps a bucket as a directory of its store.
-    mkdirSync(join(dir, BUCKET), { recursive: true });
+    mkdirSync(dir, { recursive: true });
   }
   async start() {
+    // s3rver keeps a bucket as a directory of its store.
+    mkdirSync(join(this.dir, BUCKET), { recursive: true });
     this.child = spawn(process.execPath, [LAUNCHER, "--dir", this.dir, "--port", String(this.port)], {
       stdio: "ignore",
     });
@@ -42,9 +43,13 @@ class S3 {
     }, 30_000);
     if (!up) throw new Error("s3rver did not answer");
   }
+  /** Whether the server is running (it may have exited by itself, on a full disk say). */
+  get running() {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
   async kill() {
     const child = this.child;
-    if (!child) return;
+    if (!child || !this.running) return;
     const exited = new Promise((resolve) => child.once("exit", resolve));
     child.kill("SIGKILL");
     await exited;
