@@ -1,6 +1,6 @@
 import type { RunObserver } from "@openrath/core";
 import type { StepMiddleware, TraceContext, TraceSubmission } from "@openrath/runtime-durable";
-import { type Tracer, trace } from "@opentelemetry/api";
+import { ProxyTracerProvider, type Tracer, trace } from "@opentelemetry/api";
 import { installBranchSpans } from "./branch-spans.js";
 import { tracingMiddleware, tracingSubmit } from "./step-tracing.js";
 import { tracingObserver } from "./tracing-observer.js";
@@ -36,8 +36,26 @@ export function openrathTracing(options: OpenRathTracingOptions = {}): OpenRathT
   const captureContent = options.captureContent ?? false;
   installBranchSpans();
   return {
-    observer: tracingObserver({ tracer, captureContent }),
+    // The global tracer records nothing until an SDK is registered: skip the work's span then.
+    observer: tracingObserver({
+      tracer,
+      captureContent,
+      ...(options.tracer ? {} : { idle: noSdkRegistered }),
+    }),
     middleware: tracingMiddleware({ tracer, captureContent }),
     traceSubmit: tracingSubmit({ tracer, captureContent }),
   };
+}
+
+/** The global tracer provider's delegate while none is registered (the API's no-op provider). */
+const NO_SDK = new ProxyTracerProvider().getDelegate();
+
+/**
+ * Whether no SDK is registered behind the global tracer provider right now: one property read
+ * and a comparison, so the check costs nothing on every call; registering an SDK later (or
+ * `trace.disable()`) is seen at once.
+ */
+function noSdkRegistered(): boolean {
+  const provider = trace.getTracerProvider();
+  return provider instanceof ProxyTracerProvider && provider.getDelegate() === NO_SDK;
 }

@@ -11,20 +11,27 @@ export interface TracingObserverOptions {
   readonly captureContent?: boolean;
   /** Attributes every span carries (a durable step's run, step and worker ids). */
   readonly base?: Attributes;
+  /**
+   * Whether no span can be recorded now (no SDK registered behind the global tracer): the work
+   * then runs with no span at all, not even a no-op one. Default: never.
+   */
+  readonly idle?: () => boolean;
 }
 
 const NOT_RECORDED: ObservedSpan = Object.freeze({ link: undefined, note: () => {} });
 
 /**
  * A {@link RunObserver} recording each piece of a run's work as an OpenTelemetry span, child of
- * the work around it. A span the SDK does not record (no SDK registered, sampled out) costs one
- * `startSpan` and changes no context.
+ * the work around it. With `idle` saying no SDK is registered, the work runs untouched; a span
+ * the SDK does not record (sampled out) costs one `startSpan` and changes no context.
  */
 export function tracingObserver(options: TracingObserverOptions): RunObserver {
   const { tracer } = options;
   const captureContent = options.captureContent ?? false;
+  const idle = options.idle;
   return {
     async observe<T>(work: ObservedWork, run: (span: ObservedSpan) => Promise<T>): Promise<T> {
+      if (idle?.()) return run(NOT_RECORDED);
       const outer = currentScope();
       const parent = parentContext();
       const base = options.base ?? outer?.base;
