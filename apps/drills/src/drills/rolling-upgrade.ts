@@ -51,7 +51,8 @@ export async function rollingUpgrade(quick: boolean): Promise<Report> {
     exits.push(await stop(old[1] as Proc));
 
     // Roll back: N−1 workers return, the name points back at revision 1, N's workers drain and leave.
-    const back = [await start(s, "worker", v1), await start(s, "worker", v1)];
+    await start(s, "worker", v1);
+    await start(s, "worker", v1);
     await api.assistants.deploy("ledger", "1");
     const rolledBack = await submitBatch(api, "rolled-back", perPhase);
     await settle(s, [...during, ...after], 300_000);
@@ -83,7 +84,6 @@ export async function rollingUpgrade(quick: boolean): Promise<Report> {
     expect(during, "during", undefined);
     expect(after, "after", "2");
     expect(rolledBack, "rolledBack", "1");
-    for (const proc of back) void proc;
     // Not a lost record (their runs were taken over): a stop that was not graceful, reported.
     const abrupt = exits.filter((code) => code !== 0).length;
     if (abrupt > 0)
