@@ -97,6 +97,28 @@ describe("openrath serve", () => {
     expect(await serve.exited).toBe(0);
   }, 120_000);
 
+  it("exits 0 on SIGTERM after a run used a local sandbox (whose exit cleanup also listens for the signal)", async () => {
+    const serve = start(
+      ["serve", "--port", "0", "--state", tempState()],
+      /OpenRath server on (http:\/\/127\.0\.0\.1:\d+)/,
+    );
+    const base = (await serve.matched)[1];
+    const created = await fetch(`${base}/v1/runs`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ assistant: "durable-mams", input: "count the words" }),
+    });
+    expect(created.status).toBe(201);
+    const run = (await created.json()) as { id: string };
+    const stream = await (await fetch(`${base}/v1/runs/${run.id}/stream`)).text();
+    expect(stream).toContain('"to":"succeeded"');
+    serve.child.kill("SIGTERM");
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      serve.child.once("exit", (c, s) => resolve([c, s])),
+    );
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+  }, 120_000);
+
   it("refuses --auth local on a host that is not loopback", async () => {
     const serve = start(
       ["serve", "--port", "0", "--host", "0.0.0.0", "--auth", "local", "--state", tempState()],

@@ -134,8 +134,11 @@ function stopSignal(): { readonly stopped: Promise<string>; dispose(): void } {
   let dispose = () => {};
   const stopped = new Promise<string>((resolve) => {
     const on = (signal: NodeJS.Signals) => resolve(signal);
-    process.once("SIGINT", on);
-    process.once("SIGTERM", on);
+    // `on`, not `once`, until disposed: a `once` listener is gone by the time the next listener
+    // runs, and signal-exit's (the local sandbox's exit cleanup) takes being alone for "nobody
+    // handles this signal" and re-raises it, so the process would die by the signal, not exit 0.
+    process.on("SIGINT", on);
+    process.on("SIGTERM", on);
     dispose = () => {
       process.off("SIGINT", on);
       process.off("SIGTERM", on);
