@@ -8,12 +8,10 @@
 // One JSON line per case on stdout; progress on stderr.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Session } from "@openrath/core";
 import { createDurableRuntime, defineWorkflow } from "@openrath/runtime-durable";
 import pg from "pg";
+import { bundleInternal } from "./internal/bundle.js";
 import {
   langGraphChain,
   langGraphConversation,
@@ -308,25 +306,7 @@ async function loops(concurrency: number, n: number, fn: () => Promise<unknown>)
 let bundle: Promise<string> | undefined;
 /** The bench worker bundled into one file (so a restart costs a Node start, not a compile). */
 function workerBundle(): Promise<string> {
-  bundle ??= (async () => {
-    const { build } = await import("esbuild");
-    const here = fileURLToPath(new URL(".", import.meta.url));
-    const dir = join(here, "..", "node_modules", ".openrath-bench");
-    mkdirSync(dir, { recursive: true });
-    const out = join(dir, "durable-worker.mjs");
-    await build({
-      entryPoints: [join(here, "internal", "durable-worker.ts")],
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node20",
-      outfile: out,
-      conditions: ["@openrath/source"],
-      external: ["pg", "@electric-sql/pglite", "kysely", "esbuild"],
-      logLevel: "silent",
-    });
-    return out;
-  })();
+  bundle ??= bundleInternal("durable-worker");
   return bundle;
 }
 

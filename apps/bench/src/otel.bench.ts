@@ -26,11 +26,9 @@
 //
 // One JSON line per workload on stdout; progress on stderr.
 import { type ChildProcess, fork } from "node:child_process";
-import { mkdirSync } from "node:fs";
 import { loadavg } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { TURNS } from "./agent-loop/workload.js";
+import { bundleInternal } from "./internal/bundle.js";
 import type { Reply, Request, Variant, Workload } from "./internal/otel-variant.js";
 import { emit, median, progressFor, quantile, round } from "./internal/report.js";
 
@@ -55,30 +53,6 @@ interface Child {
   readonly process: ChildProcess;
   ask(request: Request): Promise<Reply>;
   readonly ready: Promise<Reply>;
-}
-
-/**
- * The variant's script bundled with esbuild from the packages' sources (as durable.bench.ts does
- * for its workers): three children start in seconds instead of each compiling every source file.
- */
-async function variantBundle(): Promise<string> {
-  const { build } = await import("esbuild");
-  const here = fileURLToPath(new URL(".", import.meta.url));
-  const dir = join(here, "..", "node_modules", ".openrath-bench");
-  mkdirSync(dir, { recursive: true });
-  const out = join(dir, "otel-variant.mjs");
-  await build({
-    entryPoints: [join(here, "internal", "otel-variant.ts")],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    outfile: out,
-    conditions: ["@openrath/source"],
-    external: ["pg", "@electric-sql/pglite", "kysely", "esbuild"],
-    logLevel: "silent",
-  });
-  return out;
 }
 
 function spawnVariant(file: string, variant: Variant): Child {
@@ -122,7 +96,8 @@ const started = performance.now();
 progress(
   `node ${process.version}, ${process.platform}/${process.arch}, load average ${loadavg()[0]!.toFixed(1)}`,
 );
-const bundle = await variantBundle();
+// The variant script bundled from the packages' sources: three children start in seconds.
+const bundle = await bundleInternal("otel-variant");
 const children = VARIANTS.map((variant) => spawnVariant(bundle, variant));
 const recording = new Map<Variant, boolean>();
 let chainSteps = 0;
